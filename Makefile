@@ -1,0 +1,85 @@
+# htam: a plain Makefile. `make` builds every tool into bin/, `make test`
+# runs the tests that need no GPU (under ASan and UBSan), `make test-gpu`
+# the GPU tests from the tools already built, `make bench` the benchmarks.
+
+CUDA_HOME ?= /usr/local/cuda
+CC ?= cc
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -Wall -Wextra -MMD -MP $(SANFLAGS)
+CPPFLAGS += -D_GNU_SOURCE -Ilib -I$(CUDA_HOME)/include
+LDFLAGS += $(SANFLAGS)
+
+# Where objects and tools go; `make test` builds a sanitized copy under
+# build/san with O and BIN overridden.
+O ?= build/obj
+BIN ?= bin
+
+TOOLS := $(notdir $(patsubst %/,%,$(wildcard tools/*/)))
+LIBSRC := $(wildcard lib/*.c lib/*.S)
+LIBOBJ := $(patsubst %,$(O)/%.o,$(basename $(LIBSRC)))
+LIBA := $(O)/libhtam.a
+
+LDLIBS := -ljansson -lcrypto -lsqlite3 -lpthread -lm
+NVRTC := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc
+LDLIBS_kcompile := $(NVRTC)
+LDLIBS_kgen := $(NVRTC) -lcurl
+LDLIBS_kbench := -ldl
+
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+all: $(TOOLS:%=$(BIN)/%)
+
+$(O)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# Assembly files embed data with .incbin: memory/*.sql from the source
+# tree, device code (.fatbin, built by nvcc from .cu) from $(O).
+$(O)/%.o: %.S
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Wa,-I$(O) -c -o $@ $<
+
+NVCC := $(CUDA_HOME)/bin/nvcc
+NVCCFLAGS := -O3 -gencode arch=compute_90,code=[sm_90,compute_90]
+$(O)/%.fatbin: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -fatbin -o $@ $<
+
+# An assembly file depends on what it embeds: the .fatbin of each .cu in
+# its folder, and the memory's SQL.
+$(foreach s,$(wildcard tools/*/*.S lib/*.S),$(eval $(O)/$(basename $(s)).o: $(patsubst %.cu,$(O)/%.fatbin,$(wildcard $(dir $(s))*.cu)) $(wildcard memory/*.sql)))
+
+$(LIBA): $(LIBOBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+define tool_rule
+$(BIN)/$(1): $(patsubst %,$(O)/%.o,$(basename $(wildcard tools/$(1)/*.c tools/$(1)/*.S))) $(LIBA)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS_$(1)) $$(LDLIBS)
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
+
+# Unit tests (cmocka), one program per tests/unit/*.c.
+UNITS := $(basename $(notdir $(wildcard tests/unit/*.c)))
+$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+units: $(UNITS:%=$(O)/tests/unit/%)
+
+# The sanitized build lives apart (SANDIR), so it never mixes with bin/.
+SANDIR ?= build/san
+test:
+	$(MAKE) O=$(SANDIR) BIN=$(SANDIR)/bin SANFLAGS="$(SAN)" all units
+	O=$(SANDIR) HTAM_BIN=$(CURDIR)/$(SANDIR)/bin tests/run
+
+test-gpu:
+	HTAM_BIN=$(CURDIR)/$(BIN) tests/run-gpu
+
+bench: all
+	bench/run
+
+clean:
+	rm -rf build $(TOOLS:%=bin/%)
+
+.PHONY: all units test test-gpu bench clean
+-include $(shell find build -name '*.d' 2>/dev/null)

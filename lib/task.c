@@ -1,0 +1,519 @@
+/* task.c: loading and validating operator tasks (task.h, docs/tasks.md). */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "expr.h"
+#include "jsonl.h"
+#include "plan.h"
+#include "task.h"
+#include "util.h"
+
+const char *const task_families[] = {
+	"elementwise", "row_norm", "row_loss", "channel_norm", "layer_norm",
+	"mid_reduce", "global_reduce", "gemm", "gemv", NULL
+};
+
+static const char *const task_members[] = {
+	"id", "description", "kernelbench", "torch", "family", "spec", "params",
+	"check_params", "inputs", "outputs", "tolerance", "bytes", "flops",
+	"baseline_us", "reference", NULL
+};
+
+/* Formats an error about one field of the task into err; returns -1. */
+static int
+bad(char *err, size_t errlen, const json_t *task, const char *fmt, ...)
+{
+	const char *id = json_string_value(json_object_get(task, "id"));
+	va_list ap;
+	int n;
+
+	n = snprintf(err, errlen, "task \"%s\": ", id ? id : "?");
+	if (n < 0 || (size_t)n >= errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int
+is_ident(const char *s)
+{
+	if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+static int
+is_task_id(const char *s)
+{
+	if (!s || !*s || strlen(s) > 64)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+			return 0;
+	return 1;
+}
+
+static int
+is_text(const json_t *v)
+{
+	return json_is_string(v) && json_string_length(v) > 0;
+}
+
+json_t *
+task_sizes(const json_t *task)
+{
+	json_t *sets = json_array();
+	const json_t *c = json_object_get(task, "check_params");
+
+	json_array_append(sets, json_object_get(task, "params"));
+	if (json_is_array(c))
+		json_array_extend(sets, (json_t *)c);
+	return sets;
+}
+
+/* A size set: an object of positive integers with the names of params. */
+static int
+check_size_set(const json_t *task, const json_t *set, const json_t *params,
+	const char *where, char *err, size_t errlen)
+{
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(set) || json_object_size(set) == 0)
+		return bad(err, errlen, task, "%s: expected an object of sizes", where);
+	json_object_foreach((json_t *)set, k, v) {
+		if (!is_ident(k))
+			return bad(err, errlen, task, "%s: '%s' is not a valid size name", where, k);
+		if (!json_is_integer(v) || json_integer_value(v) < 1)
+			return bad(err, errlen, task, "%s.%s: expected a positive integer", where, k);
+		if (params && !json_object_get(params, k))
+			return bad(err, errlen, task, "%s.%s: not a size of params", where, k);
+	}
+	if (params && json_object_size(set) != json_object_size(params))
+		json_object_foreach((json_t *)params, k, v)
+			if (!json_object_get(set, k))
+				return bad(err, errlen, task, "%s: size '%s' is missing", where, k);
+	return 0;
+}
+
+/* An expression member evaluated at every size set, with a lower bound. */
+static int
+check_expr(const json_t *task, const json_t *v, const json_t *sets, int64_t min,
+	const char *where, char *err, size_t errlen)
+{
+	const json_t *sizes;
+	char e[256];
+	size_t i;
+	int64_t x;
+
+	if (!json_is_string(v) && !json_is_integer(v))
+		return bad(err, errlen, task, "%s: expected a size expression", where);
+	json_array_foreach(sets, i, sizes) {
+		if (expr_eval_json(v, sizes, &x, e, sizeof(e)) < 0)
+			return bad(err, errlen, task, "%s: %s", where, e);
+		if (x < min)
+			return bad(err, errlen, task, "%s: %lld is less than %lld", where,
+				(long long)x, (long long)min);
+	}
+	return 0;
+}
+
+static int
+check_number(const json_t *task, const json_t *v, double min, const char *where,
+	char *err, size_t errlen)
+{
+	if (!json_is_number(v))
+		return bad(err, errlen, task, "%s: expected a number", where);
+	if (json_number_value(v) < min)
+		return bad(err, errlen, task, "%s: must be at least %g", where, min);
+	return 0;
+}
+
+static int
+check_init(const json_t *task, const json_t *init, enum dtype dt,
+	const json_t *sets, const char *where, char *err, size_t errlen)
+{
+	static const char *const members[] = { "dist", "mean", "std", "low",
+		"high", "scale", NULL };
+	const char *dist = json_string_value(json_object_get(init, "dist"));
+	const char *unknown;
+	const json_t *scale;
+	char at[128];
+	int isint = dt == DT_I32 || dt == DT_I64;
+
+	if (!json_is_object(init))
+		return bad(err, errlen, task, "%s: expected an object", where);
+	if ((unknown = json_unknown_member(init, members)))
+		return bad(err, errlen, task, "%s: unknown member '%s'", where, unknown);
+	if (!dist)
+		return bad(err, errlen, task, "%s.dist: missing", where);
+	if (strcmp(dist, "normal") == 0 && !isint) {
+		snprintf(at, sizeof(at), "%s.mean", where);
+		if (check_number(task, json_object_get(init, "mean"), -1e30, at, err, errlen) < 0)
+			return -1;
+		snprintf(at, sizeof(at), "%s.std", where);
+		if (check_number(task, json_object_get(init, "std"), 0, at, err, errlen) < 0)
+			return -1;
+	} else if (strcmp(dist, "uniform") == 0 && !isint) {
+		const json_t *lo = json_object_get(init, "low"), *hi = json_object_get(init, "high");
+		if (!json_is_number(lo) || !json_is_number(hi) ||
+		    json_number_value(lo) >= json_number_value(hi))
+			return bad(err, errlen, task, "%s: uniform needs numbers low < high", where);
+	} else if (strcmp(dist, "randint") == 0 && isint) {
+		snprintf(at, sizeof(at), "%s.low", where);
+		if (check_expr(task, json_object_get(init, "low"), sets, INT64_MIN, at, err, errlen) < 0)
+			return -1;
+		snprintf(at, sizeof(at), "%s.high", where);
+		if (check_expr(task, json_object_get(init, "high"), sets, INT64_MIN, at, err, errlen) < 0)
+			return -1;
+	} else if (!strcmp(dist, "normal") || !strcmp(dist, "uniform") || !strcmp(dist, "randint")) {
+		return bad(err, errlen, task, "%s.dist: '%s' does not suit dtype %s",
+			where, dist, dtype_name(dt));
+	} else {
+		return bad(err, errlen, task, "%s.dist: '%s' is not normal, uniform or randint",
+			where, dist);
+	}
+	if ((scale = json_object_get(init, "scale"))) {
+		const json_t *lo = json_object_get(scale, "low"), *hi = json_object_get(scale, "high");
+		const char *sd = json_string_value(json_object_get(scale, "dist"));
+		if (isint || !sd || strcmp(sd, "uniform") != 0 || !json_is_number(lo) ||
+		    !json_is_number(hi) || json_number_value(lo) >= json_number_value(hi))
+			return bad(err, errlen, task, "%s.scale: expected "
+				"{\"dist\": \"uniform\", \"low\": L, \"high\": H} with L < H", where);
+	}
+	return 0;
+}
+
+/* inputs or outputs: named tensors with dtype and shape. */
+static int
+check_tensors(const json_t *task, const char *list, const json_t *sets,
+	json_t *names, char *err, size_t errlen)
+{
+	static const char *const members[] = { "name", "dtype", "shape", "init", NULL };
+	const json_t *arr = json_object_get(task, list), *t, *dim;
+	int is_input = strcmp(list, "inputs") == 0;
+	const char *unknown;
+	char at[96];
+	size_t i, d;
+
+	if (!json_is_array(arr) || json_array_size(arr) == 0)
+		return bad(err, errlen, task, "%s: expected a non-empty array", list);
+	json_array_foreach(arr, i, t) {
+		const char *name = json_string_value(json_object_get(t, "name"));
+		const json_t *shape = json_object_get(t, "shape");
+		enum dtype dt;
+		int64_t count;
+
+		if (!json_is_object(t))
+			return bad(err, errlen, task, "%s[%zu]: expected an object", list, i);
+		if ((unknown = json_unknown_member(t, members)))
+			return bad(err, errlen, task, "%s[%zu]: unknown member '%s'", list, i, unknown);
+		if (!is_ident(name) || strlen(name) >= PLAN_NAME_MAX)
+			return bad(err, errlen, task, "%s[%zu].name: expected a C identifier", list, i);
+		if (json_object_get(names, name))
+			return bad(err, errlen, task, "%s[%zu].name: '%s' is used twice", list, i, name);
+		json_object_set_new(names, name, json_true());
+		if (dtype_parse(json_string_value(json_object_get(t, "dtype")), &dt) < 0)
+			return bad(err, errlen, task, "%s[%zu].dtype: expected f32, f64, i32 or i64",
+				list, i);
+		if (!json_is_array(shape) || json_array_size(shape) > 8)
+			return bad(err, errlen, task, "%s[%zu].shape: expected an array of at most 8 "
+				"size expressions", list, i);
+		json_array_foreach(shape, d, dim) {
+			snprintf(at, sizeof(at), "%s[%zu].shape[%zu]", list, i, d);
+			if (check_expr(task, dim, sets, 1, at, err, errlen) < 0)
+				return -1;
+		}
+		for (size_t s = 0; s < json_array_size(sets); s++) {
+			char e[256];
+			if (task_tensor_count(t, json_array_get(sets, s), &count, e, sizeof(e)) < 0)
+				return bad(err, errlen, task, "%s[%zu].shape: %s", list, i, e);
+		}
+		snprintf(at, sizeof(at), "%s[%zu].init", list, i);
+		if (is_input && check_init(task, json_object_get(t, "init"), dt, sets, at,
+		    err, errlen) < 0)
+			return -1;
+		if (!is_input && json_object_get(t, "init"))
+			return bad(err, errlen, task, "%s: outputs have no init", at);
+	}
+	return 0;
+}
+
+static int
+check_tolerance(const json_t *task, char *err, size_t errlen)
+{
+	static const char *const members[] = { "atol", "rtol", "rel_l2", "why", NULL };
+	const json_t *tol = json_object_get(task, "tolerance");
+	const char *unknown;
+
+	if (!json_is_object(tol))
+		return bad(err, errlen, task, "tolerance: expected an object");
+	if ((unknown = json_unknown_member(tol, members)))
+		return bad(err, errlen, task, "tolerance: unknown member '%s'", unknown);
+	if (check_number(task, json_object_get(tol, "atol"), 0, "tolerance.atol", err, errlen) < 0 ||
+	    check_number(task, json_object_get(tol, "rtol"), 0, "tolerance.rtol", err, errlen) < 0 ||
+	    check_number(task, json_object_get(tol, "rel_l2"), 0, "tolerance.rel_l2", err, errlen) < 0)
+		return -1;
+	if (!is_text(json_object_get(tol, "why")))
+		return bad(err, errlen, task, "tolerance.why: say how the tolerance was chosen");
+	return 0;
+}
+
+static int
+check_reference(const json_t *task, char *err, size_t errlen)
+{
+	static const char *const members[] = { "file", "source", "launch", NULL };
+	const json_t *ref = json_object_get(task, "reference");
+	const char *unknown;
+	char e[512];
+
+	if (!json_is_object(ref))
+		return bad(err, errlen, task, "reference: expected an object");
+	if ((unknown = json_unknown_member(ref, members)))
+		return bad(err, errlen, task, "reference: unknown member '%s'", unknown);
+	if (!is_text(json_object_get(ref, "source")))
+		return bad(err, errlen, task, "reference.source: missing (the kernel source)");
+	if (!json_is_object(json_object_get(ref, "launch")))
+		return bad(err, errlen, task, "reference.launch: expected a launch plan object");
+	if (plan_check(json_object_get(ref, "launch"), task, NULL, e, sizeof(e)) < 0)
+		return bad(err, errlen, task, "reference.launch: %s", e);
+	return 0;
+}
+
+int
+task_validate(const json_t *task, char *err, size_t errlen)
+{
+	const json_t *params, *checks, *c, *b;
+	const char *family, *unknown, *k;
+	json_t *sets, *names, *v;
+	char at[64];
+	size_t i;
+	int ok = 0, rc = -1;
+
+	if (!json_is_object(task)) {
+		snprintf(err, errlen, "task: expected an object");
+		return -1;
+	}
+	if (!is_task_id(json_string_value(json_object_get(task, "id"))))
+		return bad(err, errlen, task, "id: expected letters, digits, '_' or '-'");
+	if ((unknown = json_unknown_member(task, task_members)))
+		return bad(err, errlen, task, "unknown field '%s'", unknown);
+	if (!is_text(json_object_get(task, "description")))
+		return bad(err, errlen, task, "description: expected a string");
+	if (!is_text(json_object_get(task, "torch")))
+		return bad(err, errlen, task, "torch: expected the PyTorch expression");
+	if (json_object_get(task, "kernelbench") && !json_is_string(json_object_get(task, "kernelbench")))
+		return bad(err, errlen, task, "kernelbench: expected a string");
+	family = json_string_value(json_object_get(task, "family"));
+	for (i = 0; family && task_families[i]; i++)
+		ok |= strcmp(family, task_families[i]) == 0;
+	if (!ok)
+		return bad(err, errlen, task, "family: %s%s%s is not a known family", family ? "'" : "",
+			family ? family : "missing", family ? "'" : "");
+	if (!json_is_object(json_object_get(task, "spec")))
+		return bad(err, errlen, task, "spec: expected an object (may be empty)");
+	params = json_object_get(task, "params");
+	if (check_size_set(task, params, NULL, "params", err, errlen) < 0)
+		return -1;
+	checks = json_object_get(task, "check_params");
+	if (!json_is_array(checks) || json_array_size(checks) < 2)
+		return bad(err, errlen, task, "check_params: expected an array of at least two size sets");
+	json_array_foreach(checks, i, c) {
+		snprintf(at, sizeof(at), "check_params[%zu]", i);
+		if (check_size_set(task, c, params, at, err, errlen) < 0)
+			return -1;
+	}
+	if ((b = json_object_get(task, "baseline_us"))) {
+		if (!json_is_object(b))
+			return bad(err, errlen, task, "baseline_us: expected an object");
+		json_object_foreach((json_t *)b, k, v)
+			if (!json_is_number(v) || json_number_value(v) <= 0)
+				return bad(err, errlen, task, "baseline_us.%s: expected a positive number", k);
+	}
+	sets = task_sizes(task);
+	names = json_object();
+	if (check_tensors(task, "inputs", sets, names, err, errlen) < 0 ||
+	    check_tensors(task, "outputs", sets, names, err, errlen) < 0 ||
+	    check_expr(task, json_object_get(task, "bytes"), sets, 0, "bytes", err, errlen) < 0 ||
+	    check_expr(task, json_object_get(task, "flops"), sets, 0, "flops", err, errlen) < 0 ||
+	    check_tolerance(task, err, errlen) < 0 ||
+	    check_reference(task, err, errlen) < 0)
+		goto out;
+	rc = 0;
+out:
+	json_decref(names);
+	json_decref(sets);
+	return rc;
+}
+
+char *
+task_find(const char *name)
+{
+	const char *env = getenv("HTAM_TASKS");
+	char *cands[3] = {
+		xstrdup(name),
+		env && *env ? xasprintf("%s/%s", env, name) : NULL,
+		xasprintf("tasks/%s", name),
+	};
+	char *found = NULL;
+	struct stat st;
+
+	for (size_t i = 0; i < LEN(cands); i++) {
+		if (!found && cands[i]) {
+			char *f = xasprintf("%s/task.json", cands[i]);
+			if (stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
+				found = cands[i];
+				cands[i] = NULL;
+			}
+			free(f);
+		}
+		free(cands[i]);
+	}
+	return found;
+}
+
+json_t *
+task_load(const char *dir, char *err, size_t errlen)
+{
+	char *path = xasprintf("%s/task.json", dir), *refpath = NULL, *src = NULL;
+	const char *file, *base;
+	json_error_t je;
+	json_t *task, *ref;
+	char e[768];
+
+	task = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!task) {
+		snprintf(err, errlen, "%s: line %d, column %d: %s", path, je.line,
+			je.column, je.text);
+		goto fail;
+	}
+	if (!json_is_object(task)) {
+		snprintf(err, errlen, "%s: expected a JSON object", path);
+		goto fail;
+	}
+	base = strrchr(dir, '/');
+	base = base && base[1] ? base + 1 : dir;
+	if (json_is_string(json_object_get(task, "id")) &&
+	    strcspn(base, "/") == strlen(base) &&
+	    strcmp(json_string_value(json_object_get(task, "id")), base) != 0) {
+		snprintf(err, errlen, "%s: id \"%s\" is not the folder's name \"%s\"", path,
+			json_string_value(json_object_get(task, "id")), base);
+		goto fail;
+	}
+	ref = json_object_get(task, "reference");
+	file = json_string_value(json_object_get(ref, "file"));
+	if (!json_is_object(ref) || !file || !*file || strchr(file, '/')) {
+		snprintf(err, errlen, "%s: reference.file: expected the name of a file "
+			"beside task.json", path);
+		goto fail;
+	}
+	refpath = xasprintf("%s/%s", dir, file);
+	if (!(src = read_file(refpath, NULL))) {
+		snprintf(err, errlen, "%s: %s", refpath, strerror(errno));
+		goto fail;
+	}
+	json_object_set_new(ref, "source", json_string(src));
+	if (!json_object_get(ref, "source")) {
+		snprintf(err, errlen, "%s: not valid UTF-8 text", refpath);
+		goto fail;
+	}
+	if (task_validate(task, e, sizeof(e)) < 0) {
+		snprintf(err, errlen, "%s: %s", path, e);
+		goto fail;
+	}
+	free(src);
+	free(refpath);
+	free(path);
+	return task;
+fail:
+	free(src);
+	free(refpath);
+	free(path);
+	json_decref(task);
+	return NULL;
+}
+
+int
+task_tensor_count(const json_t *tensor, const json_t *sizes, int64_t *count,
+	char *err, size_t errlen)
+{
+	const json_t *shape = json_object_get(tensor, "shape"), *dim;
+	int64_t n = 1, x;
+	size_t i;
+
+	if (!json_is_array(shape)) {
+		snprintf(err, errlen, "shape: expected an array");
+		return -1;
+	}
+	json_array_foreach(shape, i, dim) {
+		if (expr_eval_json(dim, sizes, &x, err, errlen) < 0)
+			return -1;
+		if (x < 1) {
+			snprintf(err, errlen, "dimension %zu is %lld", i, (long long)x);
+			return -1;
+		}
+		if (__builtin_mul_overflow(n, x, &n) || n > INT64_MAX / 8) {
+			snprintf(err, errlen, "element count overflows");
+			return -1;
+		}
+	}
+	*count = n;
+	return 0;
+}
+
+int
+task_cost(const json_t *task, const json_t *sizes, int64_t *bytes,
+	int64_t *flops, char *err, size_t errlen)
+{
+	char e[256];
+
+	if (expr_eval_json(json_object_get(task, "bytes"), sizes, bytes, e, sizeof(e)) < 0) {
+		snprintf(err, errlen, "bytes: %s", e);
+		return -1;
+	}
+	if (expr_eval_json(json_object_get(task, "flops"), sizes, flops, e, sizeof(e)) < 0) {
+		snprintf(err, errlen, "flops: %s", e);
+		return -1;
+	}
+	return 0;
+}
+
+double
+task_floor_us(int64_t bytes, int64_t flops, double bytes_per_s,
+	double flops_per_s)
+{
+	double tb = bytes_per_s > 0 ? (double)bytes / bytes_per_s : 0;
+	double tf = flops_per_s > 0 ? (double)flops / flops_per_s : 0;
+
+	return 1e6 * (tb > tf ? tb : tf);
+}
+
+const char *
+task_bound(const json_t *task)
+{
+	int64_t bytes, flops;
+	char e[256];
+	double floor;
+
+	if (task_cost(task, json_object_get(task, "params"), &bytes, &flops, e,
+	    sizeof(e)) < 0)
+		return "memory";
+	floor = task_floor_us(bytes, flops, H200_COPY_BYTES_PER_S,
+		H200_FP32_FLOPS_PER_S);
+	if (floor < 10)
+		return "latency";
+	if ((double)flops / H200_FP32_FLOPS_PER_S > (double)bytes / H200_COPY_BYTES_PER_S)
+		return "compute";
+	return "memory";
+}

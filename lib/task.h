@@ -1,0 +1,57 @@
+/* task.h: operator tasks (docs/tasks.md): a folder tasks/<id>/ holding
+ * task.json and reference.cu, loaded into one self-contained task object
+ * that records carry from stage to stage. */
+#ifndef HTAM_TASK_H
+#define HTAM_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+/* The template families the rules generator knows (NULL-terminated). */
+extern const char *const task_families[];
+
+/* Finds a task folder: name itself if it is a folder holding task.json,
+ * else $HTAM_TASKS/name, else tasks/name. Returns a string the caller
+ * frees, or NULL. */
+char *task_find(const char *name);
+
+/* Loads the task in folder dir: task.json, with reference.cu inlined as
+ * reference.source, validated. Returns a new reference, or NULL with err
+ * naming the file and field ("tasks/relu/task.json: inputs[0].dtype: ..."). */
+json_t *task_load(const char *dir, char *err, size_t errlen);
+
+/* Validates a task object (as loaded, or as found in a record). Returns 0
+ * or -1 with err naming the task and the field that is wrong. */
+int task_validate(const json_t *task, char *err, size_t errlen);
+
+/* Every set of sizes to check, params first, then check_params: a new
+ * array of objects. The task must be valid. */
+json_t *task_sizes(const json_t *task);
+
+/* Element count of a tensor spec (an input or output) at the given sizes.
+ * Returns 0 or -1 with err set. */
+int task_tensor_count(const json_t *tensor, const json_t *sizes,
+	int64_t *count, char *err, size_t errlen);
+
+/* The task's bytes and flops at the given sizes. Returns 0 or -1. */
+int task_cost(const json_t *task, const json_t *sizes, int64_t *bytes,
+	int64_t *flops, char *err, size_t errlen);
+
+/* The ceilings measured on the H200 (shared/TASKS.md): device copy
+ * bandwidth counting bytes read and written, and the fp32 vendor rate.
+ * kbench measures its own device; these serve where no device is. */
+#define H200_COPY_BYTES_PER_S 4.239e12
+#define H200_FP32_FLOPS_PER_S 67e12
+
+/* What bounds the task at its params: "compute" when its arithmetic
+ * intensity is above the H200's balance (flops over bytes per second),
+ * "latency" when its floor is under 10 us, else "memory". */
+const char *task_bound(const json_t *task);
+
+/* Roofline floor in microseconds: the larger of bytes over the copy
+ * bandwidth and flops over the arithmetic rate (both per second). */
+double task_floor_us(int64_t bytes, int64_t flops, double bytes_per_s,
+	double flops_per_s);
+
+#endif

@@ -1,0 +1,223 @@
+/* util.c: checked allocation, bounded number parsing, whole-file I/O. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "die.h"
+#include "util.h"
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		die(EXIT_FAIL, "out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die(EXIT_FAIL, "out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die(EXIT_FAIL, "out of memory (%zu bytes)", n);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		die(EXIT_FAIL, "out of memory");
+	return d;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die(EXIT_FAIL, "out of memory");
+	return s;
+}
+
+int
+parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
+	const char **errstr)
+{
+	char *end;
+	long long v;
+
+	*errstr = "invalid";
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != '\0' || end == s)
+		return -1;
+	if ((errno == ERANGE && v == LLONG_MIN) || v < min) {
+		*errstr = "too small";
+		return -1;
+	}
+	if ((errno == ERANGE && v == LLONG_MAX) || v > max) {
+		*errstr = "too large";
+		return -1;
+	}
+	*errstr = NULL;
+	*out = v;
+	return 0;
+}
+
+int
+parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end != '\0' || end == s || errno == ERANGE || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+char *
+read_file(const char *path, size_t *len)
+{
+	FILE *f;
+	char *buf = NULL;
+	size_t n = 0, cap = 0, got;
+
+	if (!(f = fopen(path, "rb")))
+		return NULL;
+	for (;;) {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			buf = xrealloc(buf, cap + 1);
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		int saved = errno;
+		fclose(f);
+		free(buf);
+		errno = saved ? saved : EIO;
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int
+write_file_atomic(const char *path, const void *data, size_t len)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	const char *p = data;
+	int fd, saved;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail_fd;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (fsync(fd) < 0)
+		goto fail_fd;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail_fd;
+	}
+	if (rename(tmp, path) < 0)
+		goto fail_unlink;
+	free(tmp);
+	return 0;
+fail_fd:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+fail_unlink:
+	saved = errno;
+	unlink(tmp);
+	errno = saved;
+fail:
+	saved = errno;
+	free(tmp);
+	errno = saved;
+	return -1;
+}
+
+int
+mkdir_p(const char *path, int mode)
+{
+	char *p = xstrdup(path), *s;
+	int rc = 0;
+
+	for (s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, (mode_t)mode) < 0 && errno != EEXIST) {
+				rc = -1;
+				break;
+			}
+			*s = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	free(p);
+	return rc;
+}
+
+double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}

@@ -1,0 +1,38 @@
+/* util.h: small helpers every tool needs: checked allocation, numbers
+ * parsed with bounds, whole files read and written atomically. */
+#ifndef HTAM_UTIL_H
+#define HTAM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation that dies (exit 1) instead of returning NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* asprintf that dies on failure; returns a string the caller frees. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parses a whole decimal integer in [min, max], like OpenBSD's strtonum.
+ * Returns 0, or -1 with *errstr set to "invalid", "too small" or "too large". */
+int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
+	const char **errstr);
+/* Parses a whole finite floating number. Returns 0 or -1. */
+int parse_double(const char *s, double *out);
+
+/* Reads a whole file into a NUL-terminated buffer the caller frees; *len
+ * gets its length (may be NULL). Returns NULL with errno set on failure. */
+char *read_file(const char *path, size_t *len);
+/* Writes data to path atomically: a temporary file in the same folder,
+ * fsync, then rename. Returns 0 or -1 with errno set. */
+int write_file_atomic(const char *path, const void *data, size_t len);
+/* mkdir -p. Returns 0 or -1 with errno set. */
+int mkdir_p(const char *path, int mode);
+
+/* Monotonic clock in milliseconds. */
+double now_ms(void);
+
+#endif

@@ -1,0 +1,153 @@
+/* ktask: loads operator tasks from their folders and writes them as
+ * records: the start of every pipeline. */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "die.h"
+#include "jsonl.h"
+#include "task.h"
+#include "util.h"
+
+static _Noreturn void
+usage(FILE *f, int code)
+{
+	fprintf(f, "usage: %s [-s] [-r RUN] [-l] [TASK...]\n"
+		"  TASK        a task folder or id (default: every task of the pack)\n"
+		"  -s, --state write step-0 state records instead of task records\n"
+		"  -r, --run   the run id of the state records (default \"run\")\n"
+		"  -l, --list  print a table: id, family, bound, floor us, eager us\n", argv0);
+	exit(code);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every task id of the pack, sorted: the folders under $HTAM_TASKS or tasks/. */
+static char **
+pack_ids(size_t *n)
+{
+	const char *root = getenv("HTAM_TASKS");
+	char **ids = NULL;
+	struct dirent *de;
+	DIR *d;
+
+	*n = 0;
+	if (!root || !*root)
+		root = "tasks";
+	if (!(d = opendir(root)))
+		die(EXIT_USAGE, "%s:", root);
+	while ((de = readdir(d))) {
+		char *f = xasprintf("%s/%s/task.json", root, de->d_name);
+		FILE *probe = de->d_name[0] != '.' ? fopen(f, "r") : NULL;
+		if (probe) {
+			fclose(probe);
+			ids = xrealloc(ids, (*n + 1) * sizeof(*ids));
+			ids[(*n)++] = xasprintf("%s/%s", root, de->d_name);
+		}
+		free(f);
+	}
+	closedir(d);
+	qsort(ids, *n, sizeof(*ids), cmp_str);
+	return ids;
+}
+
+/* The step-0 state of a task: no best kernel yet, nothing in the history. */
+static json_t *
+initial_state(json_t *task, const char *run)
+{
+	return json_pack("{s:O, s:s, s:i, s:n, s:[], s:{s:O, s:s, s:f, s:n}}",
+		"task", task, "run", run, "step", 0, "best", "history",
+		"features", "family", json_object_get(task, "family"),
+		"bound", task_bound(task), "floor_fraction", 0.0, "last_outcome");
+}
+
+static void
+print_row(const json_t *task)
+{
+	int64_t bytes, flops;
+	char e[256];
+	const json_t *eager = json_object_get(json_object_get(task, "baseline_us"), "eager");
+	char eager_us[32] = "-";
+
+	if (eager)
+		snprintf(eager_us, sizeof(eager_us), "%.1f", json_number_value(eager));
+	task_cost(task, json_object_get(task, "params"), &bytes, &flops, e, sizeof(e));
+	printf("%-22s %-14s %-8s %10.1f %10s\n",
+		json_string_value(json_object_get(task, "id")),
+		json_string_value(json_object_get(task, "family")), task_bound(task),
+		task_floor_us(bytes, flops, H200_COPY_BYTES_PER_S, H200_FP32_FLOPS_PER_S),
+		eager_us);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "state", no_argument, NULL, 's' },
+		{ "run", required_argument, NULL, 'r' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *run = "run";
+	int state = 0, list = 0, c, failed = 0;
+	char **names, **pack = NULL, err[1024];
+	size_t n;
+
+	setprogname(argv[0]);
+	while ((c = getopt_long(argc, argv, "sr:lh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': state = 1; break;
+		case 'r': run = optarg; break;
+		case 'l': list = 1; break;
+		case 'h': usage(stdout, EXIT_OK);
+		default: usage(stderr, EXIT_USAGE);
+		}
+	}
+	if (!*run)
+		die(EXIT_USAGE, "the run id is empty");
+	if (optind < argc) {
+		names = argv + optind;
+		n = (size_t)(argc - optind);
+	} else {
+		names = pack = pack_ids(&n);
+	}
+	if (list)
+		printf("%-22s %-14s %-8s %10s %10s\n", "id", "family", "bound", "floor_us", "eager_us");
+	for (size_t i = 0; i < n; i++) {
+		char *dir = task_find(names[i]);
+		json_t *task, *rec;
+
+		if (!dir) {
+			warnf("%s: no such task (no task.json there, under $HTAM_TASKS or tasks/)",
+				names[i]);
+			failed = 1;
+			continue;
+		}
+		if (!(task = task_load(dir, err, sizeof(err)))) {
+			warnf("%s", err);
+			failed = 1;
+			free(dir);
+			continue;
+		}
+		if (list)
+			print_row(task);
+		else {
+			rec = state ? initial_state(task, run) : json_pack("{s:O}", "task", task);
+			jsonl_put(stdout, rec);
+			json_decref(rec);
+		}
+		json_decref(task);
+		free(dir);
+	}
+	for (size_t i = 0; pack && i < n; i++)
+		free(pack[i]);
+	free(pack);
+	return failed ? EXIT_DATAERR : EXIT_OK;
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# best.sh STATE DIR: writes the best kernel of a finished run as files to
+# take away: kernel.cu, launch.json (with its defines) and summary.md.
+set -euo pipefail
+state=$1 dir=$2
+mkdir -p "$dir"
+if ! jq -e '.best.candidate' "$state" >/dev/null; then
+	jq -r '"# \(.task.id): no correct kernel was found in \(.step) steps\n"' "$state" >"$dir/summary.md"
+	exit 0
+fi
+jq -r '.best.candidate.source' "$state" >"$dir/kernel.cu"
+jq '{defines: .best.candidate.defines, launch: .best.candidate.launch}' "$state" >"$dir/launch.json"
+jq -r '
+  def us: if . == null then "-" else (. * 10 | round / 10 | tostring) + " us" end;
+  def x: if . == null then "-" else (. * 100 | round / 100 | tostring) + "x" end;
+  .best.bench as $b | .task as $t |
+  "# \($t.id): best kernel after \(.step) steps\n",
+  "\($t.description)\n",
+  "| | |", "|---|---|",
+  "| time (median) | \($b.time_us.median | us) |",
+  "| reference time | \($b.ref_time_us | us) |",
+  "| speedup over the reference | \($b.speedup | x) |",
+  "| PyTorch eager | \($t.baseline_us.eager | us) |",
+  "| speedup over eager | \(if $t.baseline_us.eager and $b.time_us.median then ($t.baseline_us.eager / $b.time_us.median) else null end | x) |",
+  "| roofline floor | \($b.floor_us | us) |",
+  "| fraction of the floor | \(if $b.floor_fraction then ($b.floor_fraction * 100 | round | tostring) + "%" else "-" end) |",
+  "| generator, strategy | \(.best.candidate.generator) \(.best.candidate.strategy // "") |",
+  "",
+  "Directions that led here: \([.history[] | "\(.step): \(.direction // "-") / \(.strategy // "-") (\(.outcome // "-"), gain \(.gain // "-"))"] | join("; "))",
+  "",
+  "Files: kernel.cu (the source), launch.json (the defines, passed as -D, and the launch plan)."
+' "$state" >"$dir/summary.md"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# report.sh RUNDIR: writes RUNDIR/report.md, a Markdown report of an
+# evolution run (per task: best and reference times, speedup, fraction of
+# the floor, steps, the path of directions and strategies, failures by
+# kind), with best-time.png (gnuplot) and memory.png (Graphviz).
+set -euo pipefail
+dir=$1
+out=$dir/report.md
+shopt -s nullglob
+
+last_state() { ls "$1"/state-*.jsonl 2>/dev/null | sort -t- -k2 -n | tail -1; }
+
+{
+	echo "# htam run $(basename "$dir")"
+	echo
+	echo "| task | steps | best us | reference us | speedup | eager us | vs eager | floor us | of floor | failures |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+} >"$out"
+plotdata=$dir/best-time.dat
+: >"$plotdata"
+for t in "$dir"/*/; do
+	t=${t%/}
+	state=$(last_state "$t")
+	[[ -n $state ]] || continue
+	fails=$(cat "$t"/step-*.jsonl 2>/dev/null | jq -rs '
+		[.[] | .bench.status // .compile.status // .candidate.status // "unknown"
+		 | select(. != "ok")] | group_by(.) | map("\(.[0]) \(length)") | join(", ")')
+	jq -r --arg fails "${fails:--}" '
+		def f1: if . == null then "-" else (. * 10 | round / 10 | tostring) end;
+		def f2: if . == null then "-" else (. * 100 | round / 100 | tostring) + "x" end;
+		.best.bench as $b |
+		"| \(.task.id) | \(.step) | \($b.time_us.median | f1) | \($b.ref_time_us | f1) | \($b.speedup | f2) | \(.task.baseline_us.eager | f1) | \(if .task.baseline_us.eager and $b.time_us.median then .task.baseline_us.eager / $b.time_us.median else null end | f2) | \($b.floor_us | f1) | \(if $b.floor_fraction then ($b.floor_fraction * 100 | round | tostring) + "%" else "-" end) | \($fails) |"
+	' "$state" >>"$out"
+	# best time per step, for the plot: task step time
+	for s in $(ls "$t"/state-*.jsonl | sort -t- -k2 -n); do
+		jq -r 'select(.best.bench.time_us.median) | "\(.task.id) \(.step) \(.best.bench.time_us.median)"' "$s"
+	done >>"$plotdata"
+done
+{
+	echo
+	echo "## Paths"
+	echo
+	for t in "$dir"/*/; do
+		state=$(last_state "${t%/}")
+		[[ -n $state ]] || continue
+		jq -r '"- **\(.task.id)**: " + ([.history[] | "\(.direction // "-") / \(.strategy // "-") (\(.outcome // "-"), gain \(.gain // "-"))"] | join(" -> "))' "$state"
+	done
+} >>"$out"
+
+if command -v gnuplot >/dev/null && [[ -s $plotdata ]]; then
+	tasks=$(cut -d' ' -f1 "$plotdata" | sort -u)
+	plot=""
+	for x in $tasks; do
+		plot+="${plot:+, }'< grep \"^$x \" $plotdata' using 2:3 with linespoints title '$x'"
+	done
+	gnuplot -e "set terminal png size 900,500; set output '$dir/best-time.png'; \
+		set xlabel 'step'; set ylabel 'best time (us)'; set logscale y; set key outside; plot $plot"
+	printf '\n![best time per step](best-time.png)\n' >>"$out"
+fi
+db=$dir/htam.db
+if command -v dot >/dev/null && [[ -f $db ]] && command -v htg-memory >/dev/null; then
+	htg-memory dot --db "$db" | dot -Tpng -o "$dir/memory.png"
+	printf '\n![the memory](memory.png)\n' >>"$out"
+fi

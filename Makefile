@@ -68,7 +68,7 @@ units: $(UNITS:%=$(O)/tests/unit/%)
 
 # The sanitized build lives apart (SANDIR), so it never mixes with bin/.
 SANDIR ?= build/san
-test:
+test: all
 	$(MAKE) O=$(SANDIR) BIN=$(SANDIR)/bin SANFLAGS="$(SAN)" all units
 	O=$(SANDIR) HTAM_BIN=$(CURDIR)/$(SANDIR)/bin tests/run
 

@@ -1,0 +1,109 @@
+/* gpu.h: the worker's device layer: the one context and stream, guarded
+ * buffers, kbench's own kernels (devcode.cu), and launch plans made
+ * ready for the device and launched. */
+#ifndef KBENCH_GPU_H
+#define KBENCH_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "cudrv.h"
+#include "plan.h"
+
+/* Bytes of guard before and after every tensor, filled with GUARD_WORD:
+ * a read past either end meets NaN (-1 for integers), a write there is
+ * seen when the guards are checked. */
+#define GUARD 65536
+#define GUARD_WORD 0xFFFFFFFFu
+/* The two output poisons: all bits set (NaN, or -1), and 0x7F bytes
+ * (3.4e38 as f32, 2139062143 as i32), used where the reference itself
+ * holds a value equal to the first. */
+#define POISON_A 0xFFFFFFFFu
+#define POISON_B 0x7F7F7F7Fu
+
+struct gpu {
+	CUdevice dev;
+	CUcontext ctx;
+	CUstream stream;
+	CUmodule devmod;
+	CUfunction fill, compare, checksum, count_ne;
+	char name[256];
+	int sms, cc, clock_khz, l2_bytes, smem_optin, max_grid_x;
+	double copy_bps;     /* measured device copy, bytes read + written per s */
+	double peak_flops;   /* fp32: SMs x 128 lanes x 2 x clock */
+	CUdeviceptr flush;   /* 2 x L2, written between timed runs */
+	size_t flush_bytes;
+	CUdeviceptr scratch; /* kb_stats and counters */
+};
+
+extern struct gpu G;
+/* The last CUDA failure, "cuLaunchKernelEx: CUDA_ERROR_...". */
+extern char gpu_err[512];
+
+/* Device memory with guard zones: ptr is base + GUARD. */
+struct dbuf {
+	CUdeviceptr base, ptr;
+	size_t bytes;
+};
+
+/* devcode.cu's struct kb_stats, member for member. */
+struct kb_stats {
+	double sq_diff, sq_ref, max_abs, max_rel;
+	unsigned long long bad, first_bad, collide, zero_bad;
+};
+
+/* Loads the driver, takes device 0's primary context, measures it.
+ * Returns 0; 69 with err saying there is no driver or device; -1 with err
+ * for anything else. */
+int gpu_init(char *err, size_t errlen);
+/* A JSON description of the device (new reference). */
+json_t *gpu_device_json(void);
+
+/* Called by dbuf_alloc when memory runs out, to free what can be freed;
+ * returns nonzero if it freed anything. Set by the worker. */
+extern int (*gpu_evict)(void);
+
+/* Allocates bytes (rounded up to 4) with guards. Returns 0, -1 on a CUDA
+ * failure, -2 when the device has not enough memory (gpu_err says so). */
+int dbuf_alloc(struct dbuf *b, size_t bytes);
+void dbuf_free(struct dbuf *b);
+/* Counts changed guard words into *bad (synchronous). */
+int dbuf_guards(const struct dbuf *b, unsigned long long *bad);
+/* Fills the buffer (not its guards) with a 32-bit pattern, on the stream. */
+int dbuf_poison(const struct dbuf *b, unsigned pattern);
+
+/* Fills n elements with a distribution (devcode.cu's kb_fill). */
+int gpu_fill(CUdeviceptr p, int64_t n, enum dtype dt, int dist, double a,
+	double b, double scale, unsigned long long key);
+/* Checksum of bytes (a multiple of 4) at p (synchronous). */
+int gpu_checksum(CUdeviceptr p, size_t bytes, unsigned long long *sum);
+/* Compares n elements of out with ref (synchronous). */
+int gpu_compare(CUdeviceptr out, CUdeviceptr ref, int64_t n, enum dtype dt,
+	double atol, double rtol, struct kb_stats *st);
+/* Writes the flush buffer, evicting the L2. */
+int gpu_flush_l2(void);
+
+/* A launch plan made ready: functions found, limits checked, workspace. */
+struct kplan {
+	struct plan p;
+	CUfunction fn[PLAN_MAX_LAUNCHES];
+	struct dbuf ws[PLAN_MAX_WORKSPACE];
+};
+
+/* Buffers a plan's args may name. */
+struct bufname {
+	const char *name;
+	CUdeviceptr ptr;
+};
+
+/* Finds the kernels of kp->p in mod and checks each launch against the
+ * device's limits; allocates the workspace. Returns 0; 1 with why set when
+ * the plan cannot run on this device (rejected); -1 on a CUDA failure; -2
+ * when memory runs out. */
+int kplan_ready(struct kplan *kp, CUmodule mod, char *why, size_t whylen);
+void kplan_free(struct kplan *kp);
+/* Poisons the workspace (POISON_A), then launches every
+ * kernel in order on the stream (asynchronous). */
+int kplan_launch(struct kplan *kp, const struct bufname *bufs, int nbufs);
+
+#endif

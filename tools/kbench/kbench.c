@@ -1,0 +1,227 @@
+/* kbench: benchmarks compiled candidate kernels on the GPU. Reads records
+ * (after kcompile), checks each candidate against the task's reference on
+ * fresh device inputs, times it, and adds "bench" (docs/records.md). The
+ * GPU work runs in a worker process; this one only reads and writes. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "die.h"
+#include "jsonl.h"
+#include "plan.h"
+#include "task.h"
+#include "util.h"
+#include "kbench.h"
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: %s [-q] [-t secs] [-s seeds] [--seed n] "
+		"[--min-reps n] [--budget-ms ms] [-d dir] < compiled.jsonl\n", argv0);
+	exit(EXIT_USAGE);
+}
+
+static void
+help(void)
+{
+	printf("usage: %s [options] < compiled.jsonl > benched.jsonl\n"
+		"Checks and times each compiled candidate on the GPU against the\n"
+		"task's reference and adds \"bench\". A record without candidate\n"
+		"benchmarks the task's reference against itself.\n\n"
+		"  -t, --timeout SECS   deadline per candidate (default 60)\n"
+		"  -s, --seeds N        seeds per check size (default 3)\n"
+		"      --seed N         first seed (default 1)\n"
+		"      --min-reps N     timed repetitions at least (default 10)\n"
+		"      --budget-ms MS   time spent timing one kernel (default 500)\n"
+		"  -d, --dump DIR       write inputs and outputs as .npy files\n"
+		"  -q, --quiet          no progress on stderr\n"
+		"  -h, --help           this help\n\n"
+		"Exit: 0 ok, 2 usage, 65 malformed record, 69 no CUDA driver or GPU.\n",
+		argv0);
+	exit(EXIT_OK);
+}
+
+/* Parses a bounded integer option or exits 2. */
+static int64_t
+opt_num(const char *name, const char *s, int64_t min, int64_t max)
+{
+	int64_t v;
+	const char *e;
+	if (parse_i64(s, min, max, &v, &e) < 0) {
+		warnf("--%s %s: %s (%lld to %lld)", name, s, e, (long long)min,
+			(long long)max);
+		usage();
+	}
+	return v;
+}
+
+/* Checks what kbench needs of a record (exit 65 if malformed) and, when
+ * the candidate needs no GPU to judge (a generator or compiler failure, a
+ * launch plan that does not evaluate), returns its bench object. Returns
+ * NULL when the record must go to the GPU. */
+static json_t *
+judge_offline(const json_t *rec, long line)
+{
+	char err[512];
+	const json_t *task = json_object_get(rec, "task");
+	if (!json_is_object(task))
+		die_line(EXIT_DATAERR, line, "no \"task\" object");
+	if (task_validate(task, err, sizeof err) < 0)
+		die_line(EXIT_DATAERR, line, "%s", err);
+	const char *tid = json_string_value(json_object_get(task, "id"));
+	const json_t *cand = json_object_get(rec, "candidate");
+	if (cand && !json_is_object(cand) && !json_is_null(cand))
+		die_line(EXIT_DATAERR, line, "task \"%s\": \"candidate\" is not an object", tid);
+	if (json_is_object(cand)) {
+		const char *st = json_string_value(json_object_get(cand, "status"));
+		if (st && !strcmp(st, "gen_error"))
+			return bench_verdict("gen_error",
+				json_string_value(json_object_get(cand, "reason")));
+	}
+	const json_t *comp = json_object_get(rec, "compile");
+	if (!json_is_object(comp))
+		die_line(EXIT_DATAERR, line, "task \"%s\": no \"compile\" object "
+			"(pipe the record through kcompile first)", tid);
+	if (!json_is_boolean(json_object_get(comp, "ok")))
+		die_line(EXIT_DATAERR, line, "task \"%s\": compile.ok is not a boolean", tid);
+	if (!json_is_true(json_object_get(comp, "ok"))) {
+		const char *why = json_string_value(json_object_get(comp, "reason"));
+		if (!why)
+			why = json_string_value(json_object_get(comp, "status"));
+		return bench_verdict("compile_error", why ? why : "did not compile");
+	}
+	const json_t *rcomp = json_object_get(comp, "reference");
+	const char *rcubin = json_string_value(json_object_get(rcomp, "cubin"));
+	if (!rcubin)
+		die_line(EXIT_DATAERR, line, "task \"%s\": no compile.reference.cubin", tid);
+	if (json_is_object(cand) && !json_is_string(json_object_get(comp, "cubin")))
+		die_line(EXIT_DATAERR, line, "task \"%s\": compile.ok is true but "
+			"compile.cubin is not a string", tid);
+	const json_t *rplan = json_object_get(json_object_get(task, "reference"), "launch");
+	if (plan_check(rplan, task, NULL, err, sizeof err) < 0)
+		die_line(EXIT_DATAERR, line, "task \"%s\": reference.launch: %s", tid, err);
+	if (json_is_object(cand)) {
+		const json_t *defs = json_object_get(cand, "defines");
+		if (plan_check(json_object_get(cand, "launch"), task,
+			json_is_object(defs) ? defs : NULL, err, sizeof err) < 0) {
+			char *r = xasprintf("launch plan: %s", err);
+			json_t *b = bench_verdict("rejected", r);
+			free(r);
+			return b;
+		}
+	}
+	return NULL;
+}
+
+/* The worker's request for rec: the task, the kernel to judge (the
+ * candidate, or the reference itself), the reference, the settings. */
+static json_t *
+make_request(const json_t *rec, long line, const struct options *o)
+{
+	const json_t *task = json_object_get(rec, "task");
+	const json_t *comp = json_object_get(rec, "compile");
+	const json_t *cand = json_object_get(rec, "candidate");
+	const json_t *rplan = json_object_get(json_object_get(task, "reference"), "launch");
+	json_t *ref_cubin = json_object_get(json_object_get(comp, "reference"), "cubin");
+	int self = !json_is_object(cand);
+	json_t *defs = self ? NULL : json_object_get(cand, "defines");
+	json_t *opts = json_pack("{sI sI sI sI ss?}", "seeds", (json_int_t)o->seeds,
+		"seed", (json_int_t)o->seed, "min_reps", (json_int_t)o->min_reps,
+		"budget_ms", (json_int_t)o->budget_ms, "dump", o->dump);
+	return json_pack("{sI ss sO sO sO sO sO so}", "line", (json_int_t)line,
+		"subject", self ? "reference" : "candidate", "task", task,
+		"cubin", self ? ref_cubin : json_object_get(comp, "cubin"),
+		"launch", self ? rplan : json_object_get(cand, "launch"),
+		"defines", json_is_object(defs) ? defs : json_null(),
+		"ref_cubin", ref_cubin, "opts", opts);
+}
+
+/* One line on stderr saying how the record fared. */
+static void
+progress(const json_t *rec, const json_t *bench, long line)
+{
+	const char *id = json_string_value(json_object_get(json_object_get(rec,
+		"candidate"), "id"));
+	const char *st = json_string_value(json_object_get(bench, "status"));
+	const char *why = json_string_value(json_object_get(bench, "reason"));
+	json_t *t = json_object_get(json_object_get(bench, "time_us"), "median");
+	if (t)
+		warn_line(line, "%s %.12s: %s, %.1f us, %.3gx the reference", json_string_value(
+			json_object_get(json_object_get(rec, "task"), "id")),
+			id ? id : "reference", st, json_number_value(t),
+			json_number_value(json_object_get(bench, "speedup")));
+	else
+		warn_line(line, "%s %.12s: %s%s%s", json_string_value(json_object_get(
+			json_object_get(rec, "task"), "id")), id ? id : "reference", st,
+			why ? ": " : "", why ? why : "");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"timeout", required_argument, NULL, 't'},
+		{"seeds", required_argument, NULL, 's'},
+		{"seed", required_argument, NULL, 'S'},
+		{"min-reps", required_argument, NULL, 'r'},
+		{"budget-ms", required_argument, NULL, 'b'},
+		{"dump", required_argument, NULL, 'd'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{"worker", no_argument, NULL, 'W'},
+		{0, 0, 0, 0}};
+	struct options o = {.timeout_s = 60, .seeds = 3, .seed = 1, .min_reps = 10,
+		.budget_ms = 500};
+	int c, worker = 0;
+
+	setprogname(argv[0]);
+	while ((c = getopt_long(argc, argv, "t:s:d:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': o.timeout_s = opt_num("timeout", optarg, 1, 86400); break;
+		case 's': o.seeds = opt_num("seeds", optarg, 1, 1000); break;
+		case 'S': o.seed = opt_num("seed", optarg, 0, INT64_MAX / 2); break;
+		case 'r': o.min_reps = opt_num("min-reps", optarg, 1, 100000); break;
+		case 'b': o.budget_ms = opt_num("budget-ms", optarg, 0, 3600000); break;
+		case 'd': o.dump = optarg; break;
+		case 'q': o.quiet = 1; break;
+		case 'h': help(); break;
+		case 'W': worker = 1; break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (worker)
+		return worker_main();
+	if (o.dump && mkdir_p(o.dump, 0777) < 0)
+		die(EXIT_FAIL, "%s:", o.dump);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct pool pool = {0};
+	struct jsonl *in = jsonl_open(stdin);
+	json_t *rec;
+	while ((rec = jsonl_next(in))) {
+		long line = jsonl_line(in);
+		json_t *bench = judge_offline(rec, line);
+		if (!bench) {
+			json_t *req = make_request(rec, line, &o);
+			double t0 = now_ms();
+			bench = pool_bench(&pool, req, o.timeout_s);
+			json_decref(req);
+			json_t *wall = json_object_get(bench, "wall_ms");
+			if (json_is_object(wall))
+				json_object_set_new(wall, "total", json_real(now_ms() - t0));
+		}
+		if (!o.quiet)
+			progress(rec, bench, line);
+		json_object_set_new(rec, "bench", bench);
+		jsonl_put(stdout, rec);
+		json_decref(rec);
+	}
+	jsonl_close(in);
+	pool_close(&pool);
+	return EXIT_OK;
+}

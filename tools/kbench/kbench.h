@@ -1,0 +1,58 @@
+/* kbench.h: what kbench's parent (kbench.c, pool.c) and its GPU worker
+ * (worker.c, gpu.c, npy.c) share. The parent reads records and never
+ * initialises CUDA; the worker, a child started with --worker, does all
+ * device work and answers one JSON line per request. */
+#ifndef KBENCH_H
+#define KBENCH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+/* Command-line settings; the parent sends them with every request. */
+struct options {
+	int64_t timeout_s;  /* deadline per candidate */
+	int64_t seeds;      /* seeds per check size */
+	int64_t seed;       /* the first seed */
+	int64_t min_reps;   /* timed repetitions, at least */
+	int64_t budget_ms;  /* timing stops after this much wall time */
+	const char *dump;   /* folder for .npy dumps, or NULL */
+	int quiet;
+};
+
+/* The protocol: the parent writes {"line", "subject", "task", "cubin",
+ * "launch", "defines", "ref_cubin", "opts"} and the worker answers
+ * {"bench": {...}, "fatal": bool}; "fatal" means the worker exits after
+ * answering (a sticky CUDA error poisoned its context). At start the
+ * worker writes {"ready": {device}} or {"unavailable": "why"}. */
+
+/* The worker process's main: serves requests on stdin until its end. */
+int worker_main(void);
+
+/* The worker, as the parent sees it. */
+struct pool {
+	pid_t pid;
+	int to_fd, from_fd;
+	char *buf;
+	size_t len, cap;
+	json_t *device;  /* the ready line's device object, or NULL */
+};
+
+/* Sends req (borrowed) to a worker (started on first use; a missing
+ * device is fatal, exit 69) and returns its bench object (new reference),
+ * or one saying crash or timeout, after which the next call starts a new
+ * worker. */
+json_t *pool_bench(struct pool *p, const json_t *req, int64_t timeout_s);
+
+/* Stops the worker, if any (end of input). */
+void pool_close(struct pool *p);
+
+/* A bench object {"status": status, "reason": reason}. */
+json_t *bench_verdict(const char *status, const char *reason);
+
+/* Writes count elements of host data as a NumPy .npy file (format 1.0)
+ * of the given shape. Returns 0 or -1 with errno set. */
+int npy_write(const char *path, const char *dtype, const int64_t *shape,
+	int ndim, const void *data, size_t bytes);
+
+#endif

@@ -1,0 +1,213 @@
+/* pool.c: kbench's parent side of the worker: starts it (a fresh exec of
+ * this program with --worker, so no CUDA state is ever forked), sends it
+ * one request per candidate, waits for the answer against a deadline, and
+ * replaces it when it crashes, reports a sticky error or hangs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "die.h"
+#include "util.h"
+#include "kbench.h"
+
+extern char **environ;
+
+/* How long a new worker may take to load the driver and measure the
+ * device before it is declared broken. */
+#define START_DEADLINE_MS 120000
+
+json_t *
+bench_verdict(const char *status, const char *reason)
+{
+	json_t *b = json_object();
+	json_object_set_new(b, "status", json_string(status));
+	if (reason)
+		json_object_set_new(b, "reason", json_string(reason));
+	return b;
+}
+
+/* Kills (when kill_it) and reaps the worker; describes how it ended. */
+static void
+worker_end(struct pool *p, int kill_it, char *how, size_t howlen)
+{
+	int st = 0;
+	if (p->pid <= 0)
+		return;
+	if (kill_it)
+		kill(p->pid, SIGKILL);
+	close(p->to_fd);
+	close(p->from_fd);
+	while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (how && WIFSIGNALED(st))
+		snprintf(how, howlen, "killed by signal %d (%s)", WTERMSIG(st),
+			strsignal(WTERMSIG(st)));
+	else if (how)
+		snprintf(how, howlen, "exited with status %d", WEXITSTATUS(st));
+	p->pid = 0;
+	p->len = 0;
+}
+
+/* Reads one line from the worker within ms milliseconds. Returns the
+ * parsed object (new reference), or NULL with *why set: "timeout", "eof"
+ * or "garbage". */
+static json_t *
+worker_read(struct pool *p, int64_t ms, const char **why)
+{
+	double end = now_ms() + (double)ms;
+	for (;;) {
+		char *nl = p->len ? memchr(p->buf, '\n', p->len) : NULL;
+		if (nl) {
+			*nl = '\0';
+			json_t *v = json_loads(p->buf, 0, NULL);
+			size_t used = (size_t)(nl - p->buf) + 1;
+			memmove(p->buf, nl + 1, p->len - used);
+			p->len -= used;
+			if (!json_is_object(v)) {
+				json_decref(v);
+				*why = "garbage";
+				return NULL;
+			}
+			return v;
+		}
+		double left = end - now_ms();
+		if (left <= 0) {
+			*why = "timeout";
+			return NULL;
+		}
+		struct pollfd pfd = {.fd = p->from_fd, .events = POLLIN};
+		int r = poll(&pfd, 1, left > 1e9 ? 1000000000 : (int)left + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			continue;
+		if (p->cap - p->len < 65536) {
+			p->cap = p->cap ? p->cap * 2 : 1 << 20;
+			p->buf = xrealloc(p->buf, p->cap);
+		}
+		ssize_t n = read(p->from_fd, p->buf + p->len, p->cap - p->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			*why = "eof";
+			return NULL;
+		}
+		p->len += (size_t)n;
+	}
+}
+
+/* Starts a worker and waits for its ready line. A machine without driver
+ * or device is fatal (exit 69); so is a worker that cannot start. */
+static void
+worker_start(struct pool *p)
+{
+	int to[2], from[2];
+	if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0)
+		die(EXIT_FAIL, "pipe:");
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	char *argv[] = {(char *)argv0, "--worker", NULL};
+	int e = posix_spawn(&p->pid, "/proc/self/exe", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(to[0]);
+	close(from[1]);
+	if (e) {
+		errno = e;
+		die(EXIT_FAIL, "cannot start the worker (/proc/self/exe):");
+	}
+	p->to_fd = to[1];
+	p->from_fd = from[0];
+	const char *why = NULL;
+	json_t *hello = worker_read(p, START_DEADLINE_MS, &why);
+	const char *no = json_string_value(json_object_get(hello, "unavailable"));
+	json_t *dev = json_object_get(hello, "ready");
+	if (!hello || (!no && !json_is_object(dev))) {
+		char how[128] = "";
+		worker_end(p, 1, how, sizeof how);
+		die(EXIT_FAIL, "the GPU worker did not start (%s; %s)",
+			why ? why : "unexpected first line", how);
+	}
+	if (no) {
+		char *msg = xstrdup(no);
+		json_decref(hello);
+		worker_end(p, 0, NULL, 0);
+		die(EXIT_UNAVAILABLE, "%s; kbench needs an NVIDIA GPU", msg);
+	}
+	json_decref(p->device);
+	p->device = json_incref(dev);
+	json_decref(hello);
+}
+
+/* Writes all of s to fd; returns 0 or -1 (the worker is gone). */
+static int
+write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+json_t *
+pool_bench(struct pool *p, const json_t *req, int64_t timeout_s)
+{
+	if (p->pid <= 0)
+		worker_start(p);
+	char *line = json_dumps(req, JSON_COMPACT);
+	if (!line)
+		die(EXIT_FAIL, "cannot encode a request for the worker");
+	size_t n = strlen(line);
+	line = xrealloc(line, n + 2);
+	line[n++] = '\n';
+	/* The worker reads whole requests while idle; a write that fails
+	 * means it died, which the read below reports. */
+	(void)write_all(p->to_fd, line, n);
+	free(line);
+	const char *why = NULL;
+	json_t *ans = worker_read(p, timeout_s * 1000, &why);
+	json_t *bench = json_object_get(ans, "bench");
+	if (ans && json_is_object(bench)) {
+		json_incref(bench);
+		if (json_is_true(json_object_get(ans, "fatal")))
+			worker_end(p, 0, NULL, 0);
+		json_decref(ans);
+		return bench;
+	}
+	json_decref(ans);
+	char how[128] = "", reason[256];
+	if (why && !strcmp(why, "timeout")) {
+		worker_end(p, 1, how, sizeof how);
+		snprintf(reason, sizeof reason, "no answer within %lld s: the worker "
+			"was killed and replaced", (long long)timeout_s);
+		return bench_verdict("timeout", reason);
+	}
+	worker_end(p, 1, how, sizeof how);
+	snprintf(reason, sizeof reason, "the worker died (%s) while running the "
+		"candidate; replaced", how);
+	return bench_verdict("crash", reason);
+}
+
+void
+pool_close(struct pool *p)
+{
+	if (p->pid > 0)
+		worker_end(p, 0, NULL, 0);
+	free(p->buf);
+	json_decref(p->device);
+	memset(p, 0, sizeof *p);
+}

@@ -46,8 +46,8 @@ $(O)/%.fatbin: %.cu
 	$(NVCC) $(NVCCFLAGS) -fatbin -o $@ $<
 
 # An assembly file depends on what it embeds: the .fatbin of each .cu in
-# its folder, and the memory's SQL.
-$(foreach s,$(wildcard tools/*/*.S lib/*.S),$(eval $(O)/$(basename $(s)).o: $(patsubst %.cu,$(O)/%.fatbin,$(wildcard $(dir $(s))*.cu)) $(wildcard memory/*.sql)))
+# its folder, the memory's SQL, and the prompt and template files it embeds.
+$(foreach s,$(wildcard tools/*/*.S lib/*.S),$(eval $(O)/$(basename $(s)).o: $(patsubst %.cu,$(O)/%.fatbin,$(wildcard $(dir $(s))*.cu)) $(wildcard memory/*.sql $(dir $(s))prompts/* $(dir $(s))templates/*)))
 
 $(LIBA): $(LIBOBJ)
 	@rm -f $@

@@ -33,7 +33,6 @@ KBENCH_FLAGS ?=
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
 .DELETE_ON_ERROR:
-.SECONDARY:
 
 export PATH := $(BINDIR):$(PATH)
 export HTAM_DB := $(DB)

@@ -43,6 +43,11 @@ setup() {
 	[ "$(jq -r .candidate.id <<<"$out")" = c1 ]
 }
 
+@test "a reference that did not compile fails its record, without a GPU" {
+	out=$(jq -c '.compile.reference = {ok: false, status: "timeout", reason: "NVRTC ran past 60 s"}' <<<"$rec" | kbench -q)
+	[ "$(jq -c .bench <<<"$out")" = '{"status":"compile_error","reason":"the task'"'"'s reference did not compile (timeout: NVRTC ran past 60 s)"}' ]
+}
+
 @test "generator failures pass through as gen_error" {
 	out=$(jq -c '.candidate.status = "gen_error" | .candidate.reason = "no CUDA block in the answer" | del(.compile)' <<<"$rec" | kbench -q)
 	[ "$(jq -c .bench <<<"$out")" = '{"status":"gen_error","reason":"no CUDA block in the answer"}' ]

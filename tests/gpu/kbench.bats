@@ -113,7 +113,7 @@ $(rec relu_good)"
 	# then runs "faster than physics", which kbench must refuse.
 	bench <<<"$("$D/mkrec" "$D/tasks/relu_floor")"
 	[ "$st" = rejected ]
-	[[ $why == "time below the roofline floor: impossible"* ]]
+	[[ $why == "time below the physical bound: impossible"* ]]
 }
 
 @test "a plan asking for more shared memory than the device has is rejected before launch" {

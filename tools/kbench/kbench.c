@@ -95,6 +95,16 @@ judge_offline(const json_t *rec, long line)
 	}
 	const json_t *rcomp = json_object_get(comp, "reference");
 	const char *rcubin = json_string_value(json_object_get(rcomp, "cubin"));
+	/* A reference that did not compile (a timeout on a loaded machine, say)
+	 * leaves nothing to check against: that record fails, the stream goes on. */
+	if (json_is_object(rcomp) && json_is_false(json_object_get(rcomp, "ok"))) {
+		const char *why = json_string_value(json_object_get(rcomp, "reason"));
+		const char *st = json_string_value(json_object_get(rcomp, "status"));
+		char msg[600];
+		snprintf(msg, sizeof(msg), "the task's reference did not compile (%s%s%s)",
+			st ? st : "error", why ? ": " : "", why ? why : "");
+		return bench_verdict("compile_error", msg);
+	}
 	if (!rcubin)
 		die_line(EXIT_DATAERR, line, "task \"%s\": no compile.reference.cubin", tid);
 	if (json_is_object(cand) && !json_is_string(json_object_get(comp, "cubin")))

@@ -1,0 +1,157 @@
+#!/usr/bin/env bats
+# The gemm and gemv template families (tools/kgen/templates/gemm.json,
+# gemv.json): through kgen's rules backend, every knob value renders for
+# every task the family serves (the pack's and the batched F.linear task
+# in tests/data/kgen-gemm), the moves the constraints forbid are refused
+# with their reason, and every configuration compiles with NVRTC
+# (kcompile), the defaults without spills. The kernels' numbers on the
+# H200 are in the report of issue 6; here nothing needs a GPU.
+
+setup_file() {
+	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+	export ROOT
+	export HTAM_TEMPLATES=$ROOT/tools/kgen/templates
+	export HTAM_CACHE=$BATS_FILE_TMPDIR/cache
+	export OUT=$BATS_FILE_TMPDIR
+	# One sweep of each family over each task it serves, shared by the
+	# tests below: kgen's candidates, its notes, and kcompile's records.
+	for t in $(gemm_tasks); do
+		sweep "$t" >"$OUT/${t##*/}.cand" 2>"$OUT/${t##*/}.notes"
+	done
+	cat "$OUT"/*.cand | kcompile -j 2 >"$OUT/compiled.jsonl"
+}
+
+# The folders of the tasks of families gemm and gemv: the pack's, then the
+# test task.
+gemm_tasks() {
+	for t in "$ROOT"/tasks/*/ "$ROOT"/tests/data/kgen-gemm/*/; do
+		case $(jq -r .family "$t/task.json") in
+		gemm | gemv) echo "${t%/}" ;;
+		esac
+	done
+}
+
+# state TASKDIR: a step-0 state of the task whose memory holds one strategy
+# per knob value other than the default, each a move setting that value
+# ("sweep KNOB=VALUE"), plus strategy "too much" when the family has one
+# (gemv: two knobs together past a constraint). The spec gains the
+# family's dimensions where the task leaves them out (named as the task's
+# sizes; batch 1 where the task has none), as docs/templates.md asks.
+state() {
+	local fam
+	fam=$HTAM_TEMPLATES/$(jq -r .family "$1/task.json").json
+	ktask --state "$1" | jq -c --slurpfile fam "$fam" '
+		$fam[0] as $f | .task.params as $p
+		| .task.spec = (($f.spec | to_entries | map(select(.value == "dim"))
+			| map({key, value: (if $p[.key] then .key else 1 end)})
+			| from_entries) + .task.spec)
+		| .memory.strategies = [$f.variants[] | .knobs | to_entries[]
+			| .key as $k | .value.default as $d | .value.values[]
+			| select(. != $d)
+			| {id: "sweep \($k)=\(.)", moves: [{family: $f.family, set: {($k): .}}]}]
+			+ (if $f.family == "gemv" then [{id: "too much", moves: [{family: "gemv",
+				set: {UNROLL: 8, ROWS_PER_BLOCK: 4}}]}] else [] end)'
+}
+
+# sweep TASKDIR: the task's candidates for its sweep state (the family
+# default, then one per move kgen accepts), with kgen's notes on stderr.
+sweep() {
+	local s k
+	s=$(state "$1")
+	k=$(($(jq '.memory.strategies | length' <<<"$s") + 1))
+	kgen -v -k "$k" <<<"$s" |
+		jq -c -n '[inputs] | .[0], (.[1:][] | select(.candidate.strategy != null))'
+}
+
+# The compiled records of task id $1.
+compiled() {
+	jq -c --arg id "$1" 'select(.task.id == $id)' "$OUT/compiled.jsonl"
+}
+
+@test "the families serve the pack's matrix products and the test task" {
+	run gemm_tasks
+	[ "$status" -eq 0 ]
+	names=$(for t in "${lines[@]}"; do echo "${t##*/}"; done | sort | tr '\n' ' ')
+	[ "$names" = "batched_linear_tanh bmm gemm_div_gelu gemm_scale_residual gemm_sub_mul_relu matmul_square matmul_standard matvec " ]
+}
+
+@test "every knob value renders for every gemm task, less the three the constraints refuse" {
+	for t in $(gemm_tasks); do
+		id=${t##*/}
+		[ "$(jq -r .task.family "$OUT/$id.cand" | head -1)" = gemm ] || continue
+		# 12 moves from the defaults; TILE_M=256, WARP_N=64 and STAGES=5
+		# are refused, so the default and 9 configurations remain.
+		[ "$(wc -l <"$OUT/$id.cand")" -eq 10 ] || { echo "$id: $(wc -l <"$OUT/$id.cand") candidates"; false; }
+		[ "$(jq -r .candidate.strategy "$OUT/$id.cand" | LC_ALL=C sort | tr '\n' ' ')" = \
+			"null sweep STAGES=3 sweep STAGES=4 sweep TC=0 sweep TILE_K=16 sweep TILE_K=32 sweep TILE_M=128 sweep TILE_N=256 sweep TILE_N=64 sweep WARP_M=32 " ]
+		# distinct configurations, each a distinct candidate
+		[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq 10 ]
+		# the default comes first, with the family file's defaults
+		[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
+			'["tiled",{"TC":1,"TILE_M":64,"TILE_N":128,"TILE_K":64,"WARP_M":64,"WARP_N":32,"STAGES":2}]' ]
+	done
+}
+
+@test "gemm moves past a constraint are refused with the constraint's reason" {
+	notes=$OUT/matmul_square.notes
+	grep -q 'sweep TILE_M=256 .*refused: .* = 98304 is above 65536: the block.s threads' "$notes"
+	grep -q 'sweep WARP_N=64 .*refused: WARP_M \* WARP_N = 4096 is above 2048: a warp keeps two accumulators' "$notes"
+	grep -q 'sweep STAGES=5 .*refused: .* = 261120 is above 232448: STAGES padded tiles' "$notes"
+	[ "$(grep -c refused "$notes")" -eq 3 ]
+}
+
+@test "every gemv knob value renders; two knobs together past the constraint are refused" {
+	id=matvec
+	# 16 moves, all accepted, and the default
+	[ "$(wc -l <"$OUT/$id.cand")" -eq 17 ]
+	[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq 17 ]
+	grep -q 'too much .*refused: UNROLL \* ROWS_PER_BLOCK \* VEC = 128 is above 64' "$OUT/$id.notes"
+	[ "$(grep -c refused "$OUT/$id.notes")" -eq 1 ]
+}
+
+@test "every candidate compiles, and reports its registers" {
+	n=$(cat "$OUT"/*.cand | wc -l)
+	[ "$(wc -l <"$OUT/compiled.jsonl")" -eq "$n" ]
+	run jq -r 'select(.compile.ok != true or .compile.status != "ok") |
+		"\(.task.id) \(.candidate.strategy): \(.compile.reason)"' "$OUT/compiled.jsonl"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ] || { echo "$output"; false; }
+	# every kernel the launch plan names was built, with its registers
+	run jq -r '.compile.kernels as $k | .candidate.launch.launches[].kernel |
+		select(($k[.].registers // 0) <= 0)' "$OUT/compiled.jsonl"
+	[ -z "$output" ]
+}
+
+@test "the default configurations compile without spills or stack" {
+	for t in $(gemm_tasks); do
+		id=${t##*/}
+		d=$(compiled "$id" | head -1)
+		[ "$(jq -r .candidate.strategy <<<"$d")" = null ]
+		jq -e '[.compile.kernels[] | .spill_stores == 0 and .spill_loads == 0 and
+			.stack == 0] | all' <<<"$d" >/dev/null ||
+			{ jq -c '[.task.id, .compile.kernels]' <<<"$d"; false; }
+	done
+}
+
+@test "the gemm launch plan passes the task's inputs last, bias and all" {
+	run jq -c '.candidate.launch.launches[0].args' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
+	[ "$output" = '["y","i64:(m)","i64:(n)","i64:(k)","x","W","b"]' ]
+	run jq -c '.candidate.launch.launches[0] | [.grid, .args]' <(head -1 "$OUT/bmm.cand")
+	[ "$output" = '[["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"],["C","i64:(m)","i64:(n)","i64:(k)","A","B"]]' ]
+}
+
+@test "the gemm source carries the task's spec: layout, bias, batching, epilogue" {
+	src=$(head -1 "$OUT/gemm_div_gelu.cand" | jq -r .candidate.source)
+	[[ $src == *"#define B_LAYOUT_nk 1"* ]]
+	[[ $src == *"#define HAS_BIAS (1)"* ]]
+	[[ $src == *"#define BATCHED (0)"* ]]
+	[[ $src == *"return (0.5f * (v / 10.0f) * (1.0f + erff((v / 10.0f) * 0.70710678118654752f)));"* ]]
+	[[ $src != *"{{"* ]]
+	src=$(head -1 "$OUT/bmm.cand" | jq -r .candidate.source)
+	[[ $src == *"#define B_LAYOUT_kn 1"* && $src == *"#define BATCHED (1)"* && $src == *"#define HAS_BIAS (0)"* ]]
+}
+
+@test "the gemv plan sums SPLIT partials per row in a workspace, in a second launch" {
+	run jq -c '.candidate.launch' <(head -1 "$OUT/matvec.cand")
+	[ "$output" = '{"launches":[{"kernel":"gemv_split","grid":["cdiv((m), ROWS_PER_BLOCK)","SPLIT"],"block":["BLOCK"],"args":["A","B","partial","i64:(m)","i64:(k)"]},{"kernel":"gemv_sum","grid":["cdiv((m), 256)"],"block":[256],"args":["partial","C","i64:(m)"]}],"workspace":[{"name":"partial","dtype":"f32","count":"(m) * SPLIT"}]}' ]
+}

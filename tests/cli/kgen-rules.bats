@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# kgen's rules backend: template families (tools/kgen/templates) turned into
+# candidates. The sweep (every knob value of every family for every task it
+# serves) comes from the unit program tests/unit/rules run as `rules --sweep`
+# (built with the unit tests under $O); the compiles are real NVRTC through
+# kcompile (no GPU needed), or nvcc when kcompile is missing.
+
+setup() {
+	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+	case ${O:-build/obj} in
+	/*) OBJ=${O} ;;
+	*) OBJ=$ROOT/${O:-build/obj} ;;
+	esac
+	RULES=$OBJ/tests/unit/rules
+	export HTAM_TEMPLATES=$ROOT/tools/kgen/templates
+	cd "$ROOT"
+}
+
+# state TASK [JQ]: a step-0 state of tasks/TASK, changed by the jq filter.
+state() {
+	ktask --state --run t1 "tasks/$1" | jq -c "${2:-.}"
+}
+
+# The candidates of kgen's output, one compact object a line, without the
+# bulky source.
+candidates() {
+	jq -c '.candidate | del(.source)' <<<"$output"
+}
+
+@test "every family renders and compiles for every task it serves, at every knob value" {
+	[ -x "$RULES" ] || skip "the unit program $RULES is not built (make units)"
+	"$RULES" --sweep "$HTAM_TEMPLATES" tasks/* >"$BATS_TEST_TMPDIR/cands.jsonl" \
+		2>"$BATS_TEST_TMPDIR/refused.txt"
+	n=$(wc -l <"$BATS_TEST_TMPDIR/cands.jsonl")
+	echo "# $n configurations, $(wc -l <"$BATS_TEST_TMPDIR/refused.txt") refused by a constraint" >&3
+	[ "$n" -ge 250 ]
+	# each refusal says which constraint and why
+	! grep -v '^refused: [a-z0-9_]* {.*}: .* is .*: ' "$BATS_TEST_TMPDIR/refused.txt"
+	# every task whose family has a file is served
+	jq -r '.task.id' "$BATS_TEST_TMPDIR/cands.jsonl" | sort -u >"$BATS_TEST_TMPDIR/served.txt"
+	for f in "$HTAM_TEMPLATES"/*.json; do
+		fam=$(basename "$f" .json)
+		for t in $(grep -l "\"family\": \"$fam\"" tasks/*/task.json); do
+			id=$(basename "$(dirname "$t")")
+			grep -qx "$id" "$BATS_TEST_TMPDIR/served.txt" ||
+				{ echo "task $id ($fam) got no candidate"; false; }
+		done
+	done
+	if command -v kcompile >/dev/null; then
+		HTAM_CACHE=$OBJ/kgen-rules-cache kcompile <"$BATS_TEST_TMPDIR/cands.jsonl" \
+			>"$BATS_TEST_TMPDIR/compiled.jsonl"
+		jq -r 'select(.compile.ok != true) | "\(.task.id) \(.candidate.variant) \(.candidate.defines): \(.compile.log)"' \
+			"$BATS_TEST_TMPDIR/compiled.jsonl" >"$BATS_TEST_TMPDIR/failed.txt"
+		[ "$(wc -l <"$BATS_TEST_TMPDIR/compiled.jsonl")" -eq "$n" ]
+		[ ! -s "$BATS_TEST_TMPDIR/failed.txt" ] || { head -c 3000 "$BATS_TEST_TMPDIR/failed.txt"; false; }
+		# the memory-bound families never spill
+		jq -r 'select(.task.family != "gemm" and .task.family != "gemv") |
+			select([.compile.kernels[] | .spill_stores] | add > 0) |
+			"\(.task.id) \(.candidate.variant) \(.candidate.defines) spills"' \
+			"$BATS_TEST_TMPDIR/compiled.jsonl" >"$BATS_TEST_TMPDIR/spills.txt"
+		[ ! -s "$BATS_TEST_TMPDIR/spills.txt" ] || { cat "$BATS_TEST_TMPDIR/spills.txt"; false; }
+	else
+		echo "# kcompile is missing: compiling with nvcc -cubin -arch=sm_90 instead" >&3
+		nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+		i=0
+		while read -r rec; do
+			i=$((i + 1))
+			jq -r '.candidate.source' <<<"$rec" >"$BATS_TEST_TMPDIR/k.cu"
+			defs=$(jq -r '.candidate.defines | to_entries | map("-D\(.key)=\(.value)") | join(" ")' <<<"$rec")
+			# shellcheck disable=SC2086
+			"$nvcc" -std=c++17 -cubin -arch=sm_90 $defs -o "$BATS_TEST_TMPDIR/k.cubin" \
+				"$BATS_TEST_TMPDIR/k.cu" || { echo "record $i: $(jq -c '[.task.id, .candidate.variant, .candidate.defines]' <<<"$rec")"; false; }
+		done <"$BATS_TEST_TMPDIR/cands.jsonl"
+	fi
+}
+
+@test "kgen -b rules writes K distinct candidates, the family default first" {
+	run bash -c "ktask --state --run t1 tasks/softmax | kgen -b rules -k 4"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 4 ]
+	run candidates
+	[ "$(jq -r '.id' <<<"$output" | sort -u | wc -l)" -eq 4 ]
+	[ "$(head -1 <<<"$output" | jq -c '[.generator, .family, .variant, .defines, .strategy, .parent]')" = \
+		'["rules","row_norm","cluster",{"CLUSTER":8,"BLOCK":256,"VEC":4,"UNROLL":8,"TMA":1},null,null]' ]
+	# the launch plan names the task's buffers and its sizes
+	[ "$(head -1 <<<"$output" | jq -c '.launch.launches[0] | [.grid, .cluster, .args]')" = \
+		'[["(rows) * CLUSTER"],["CLUSTER",1,1],["x","y","i64:(rows)","i64:(cols)"]]' ]
+}
+
+@test "a strategy's moves are applied to the best kernel's knobs" {
+	best='{"candidate": {"id": "b1", "family": "row_norm", "variant": "cluster",
+		"defines": {"CLUSTER": 8, "BLOCK": 1024, "VEC": 4, "UNROLL": 4}}}'
+	strategies='[{"id": "fewer_threads", "moves": [{"family": "row_norm", "mul": {"BLOCK": 0.5}}]},
+		{"id": "deeper", "moves": [{"family": "*", "add": {"UNROLL": 1}}]},
+		{"id": "no_cluster", "moves": [{"family": "row_norm", "variant": "block"}]}]'
+	run bash -c "ktask --state --run t1 tasks/softmax |
+		jq -c --argjson b '$best' --argjson s '$strategies' '.best = \$b | .memory = {strategies: \$s}' |
+		kgen -b rules -k 3"
+	[ "$status" -eq 0 ]
+	run candidates
+	[ "$(jq -c '[.strategy, .variant, .defines, .parent]' <<<"$output")" = \
+'["fewer_threads","cluster",{"CLUSTER":8,"BLOCK":512,"VEC":4,"UNROLL":4,"TMA":1},"b1"]
+["deeper","cluster",{"CLUSTER":8,"BLOCK":1024,"VEC":4,"UNROLL":8,"TMA":1},"b1"]
+["no_cluster","block",{"BLOCK":1024,"VEC":4,"UNROLL":4,"CACHE_HINT":1},"b1"]' ]
+}
+
+@test "a move naming another variant's knob switches to that variant" {
+	strategies='[{"id": "split_rows", "moves": [{"family": "*", "set": {"SPLIT": 16}}]}]'
+	run bash -c "ktask --state --run t1 tasks/softmax |
+		jq -c --argjson s '$strategies' '.memory = {strategies: \$s}' | kgen -b rules -k 2"
+	[ "$status" -eq 0 ]
+	run candidates
+	[ "$(jq -c 'select(.strategy == "split_rows") | [.variant, .defines]' <<<"$output")" = \
+		'["split",{"SPLIT":16,"BLOCK":256,"VEC":4,"UNROLL":8,"CACHE_HINT":1}]' ]
+}
+
+@test "an invalid combination is refused with the reason, and the slot goes to a valid one" {
+	strategies='[{"id": "small_clusters", "moves": [{"family": "row_norm", "set": {"CLUSTER": 2}}]}]'
+	run bash -c "ktask --state --run t1 tasks/softmax |
+		jq -c --argjson s '$strategies' '.memory = {strategies: \$s}' | kgen -v -b rules -k 2 2>&1 >/dev/null"
+	[ "$status" -eq 0 ]
+	[[ $output == *'strategy small_clusters move 0 {"family":"row_norm","set":{"CLUSTER":2}}: refused: cdiv({{cols}}, CLUSTER * VEC) * VEC * 4 = 786432 is above 230400: a block'"'"'s share of the row must fit its shared memory'* ]]
+	run bash -c "ktask --state --run t1 tasks/softmax |
+		jq -c --argjson s '$strategies' '.memory = {strategies: \$s}' | kgen -b rules -k 2"
+	run candidates
+	[ "$(jq -c '[.strategy, .defines.CLUSTER]' <<<"$output")" = '[null,8]
+[null,8]' ]
+}
+
+@test "a mul past a constraint is repaired to the nearest valid value" {
+	strategies='[{"id": "more_warps", "moves": [{"family": "row_loss", "mul": {"WARPS_PER_ROW": 8}}]}]'
+	run bash -c "ktask --state --run t1 tasks/cross_entropy |
+		jq -c --argjson s '$strategies' '.memory = {strategies: \$s}' | kgen -v -b rules -k 2 2>&1 >/dev/null"
+	[[ $output == *"repaired: WARPS_PER_ROW = 8 instead of 16 (BLOCK = 256 is not a multiple of 512: a block holds whole rows"* ]]
+}
+
+@test "ids in the state's seen list are never written again" {
+	first=$(ktask --state --run t1 tasks/rmsnorm | kgen -b rules -k 3 | jq -c '[.candidate.id]' | jq -sc add)
+	run bash -c "ktask --state --run t1 tasks/rmsnorm | jq -c --argjson seen '$first' '.seen = \$seen' |
+		kgen -b rules -k 3"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 3 ]
+	for id in $(jq -r '.candidate.id' <<<"$output"); do
+		[[ $first != *"$id"* ]]
+	done
+}
+
+@test "a task whose spec lacks a dimension gets a gen_error with the reason" {
+	run bash -c "ktask --state --run t1 tasks/l1norm | jq -c 'del(.task.spec.cols)' | kgen -b rules -k 2 2>/dev/null"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c '.candidate | [.status, .reason, .generator]' <<<"${lines[0]}")" = \
+		'["gen_error","task \"l1norm\": spec.cols is missing (family row_norm needs it: docs/templates.md)","rules"]' ]
+}

@@ -1,0 +1,74 @@
+/* rules.h: kgen's rules backend, the template generator (issue 6). It
+ * turns a state into candidate kernels by moving the knobs of a template
+ * family (tools/kgen/templates/<family>.json, docs/templates.md).
+ *
+ * rules.c also defines kgen's `rules_backend` (kgen.h) over rules_generate:
+ * templates from rules_templates_dir(NULL), the state's optional "seen"
+ * member (candidate ids measured for its task) as seen, the notes on
+ * stderr with -v, and one gen_error candidate, with the reason, for a state
+ * it cannot serve or when nothing new is left.
+ *
+ * JSON ownership is jansson's, as everywhere in htam (lib/jsonl.h): a
+ * function returning json_t * hands over a new reference; arguments are
+ * borrowed. */
+#ifndef KGEN_RULES_H
+#define KGEN_RULES_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+/* Writes up to k distinct candidates for one state record (borrowed): applies
+ * the moves of the retrieved strategies (state.memory.strategies[*].moves,
+ * best first) to the current kernel's knobs (state.best.candidate.defines and
+ * .variant when best is a template instance of the task's family, else the
+ * family default), repairs or refuses invalid combinations, skips
+ * configurations whose candidate id is in seen (an array of ids, may be NULL)
+ * and duplicates. When the strategies give fewer than k, fills with one-knob
+ * steps from the current configuration, then the other variants, in a fixed
+ * order; when the current kernel is not a template instance, the family
+ * default itself comes first. Returns a new array of candidate objects {id,
+ * source, defines, launch, generator: "rules", strategy, parent, family,
+ * variant} and sets *notes to a new array of strings (may be empty) saying
+ * what was refused and why. Returns NULL with err set on a state it cannot
+ * serve (no task, unknown family, a spec without the family's dimensions);
+ * *notes is then NULL. templates_dir NULL means rules_templates_dir(NULL). */
+json_t *rules_generate(const json_t *state, int k, const json_t *seen,
+	const char *templates_dir, json_t **notes, char *err, size_t errlen);
+
+/* The folder of the family files: dir if not NULL, else $HTAM_TEMPLATES,
+ * else tools/kgen/templates above the running executable's folder (bin/ or
+ * build/NAME/bin/), else tools/kgen/templates under the working directory.
+ * Returns a string the caller frees. */
+char *rules_templates_dir(const char *dir);
+
+/* Loads and checks the family file dir/<family>.json with each variant's
+ * source read in (as variants.V.source_text). Returns a new object, or NULL
+ * with err naming the file and member. */
+json_t *rules_family_load(const char *dir, const char *family, char *err,
+	size_t errlen);
+
+/* The family names that have a file in dir, sorted: a new array. */
+json_t *rules_families(const char *dir);
+
+/* Whether variant of family (as loaded) serves task: its ops list holds the
+ * task's spec.op and its when expression is positive at the task's params.
+ * Returns 1, or 0 with err saying why not. */
+int rules_variant_applies(const json_t *family, const char *variant,
+	const json_t *task, char *err, size_t errlen);
+
+/* Renders one configuration: variant with the knob values in knobs (knobs
+ * of the variant not named there take their defaults) for task. Checks every
+ * knob is in its domain, every constraint at every size set and the launch
+ * plan with plan_check. Returns a new candidate object {id, source, defines,
+ * launch, generator, family, variant}, or NULL with err saying why the
+ * configuration is refused (a constraint's why, a plan error). */
+json_t *rules_render(const json_t *family, const json_t *task,
+	const char *variant, const json_t *knobs, char *err, size_t errlen);
+
+/* The configurations a test sweeps for task: for each variant that serves
+ * it, its defaults, then each knob's every other value with the rest at
+ * their defaults. Returns a new array of {variant, knobs} objects (some may
+ * be refused by rules_render: a sweep shows which). */
+json_t *rules_sweep(const json_t *family, const json_t *task);
+
+#endif

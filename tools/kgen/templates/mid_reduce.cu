@@ -1,0 +1,295 @@
+/* mid_reduce family: x has shape (outer, reduce, inner); out[o][i] = op over
+ * r of x[o][r][i], op sum, max or argmax (int64 index of the first
+ * maximum; NaN counts as the maximum, as in torch).
+ * A thread owns VEC outputs and walks r: consecutive threads own
+ * consecutive i, so every load of a warp is coalesced; UNROLL steps of r
+ * are loaded before the first is used. One read of x: the floor.
+ *   thread: one thread per VEC outputs; VEC adjacent outputs (one vector
+ *           load per r) when inner % VEC == 0, else VEC outputs BLOCK apart
+ *           (VEC coalesced scalar loads per r).
+ *   split:  the r range split over SPLIT blocks (grid y) with partial
+ *           results in a workspace and a second kernel that combines them
+ *           in order: for few outputs and long reductions.
+ *   tile:   a block of 32 x WARPS threads owns 32 adjacent outputs; its
+ *           warps take the rows in turn (warp w: rows w, w + WARPS, ...),
+ *           so the block reads WARPS*UNROLL rows of 128 bytes at once and
+ *           neighbouring blocks read neighbouring columns; the warps'
+ *           results meet in shared memory (argmax: the larger value, on a
+ *           tie the smaller index).
+ * Indices are 64-bit. */
+#define VARIANT_{{variant}} 1
+#define OP_{{op}} 1
+
+#if defined(VARIANT_thread) || defined(VARIANT_split)
+#if VEC == 4
+typedef float4 mr_vec;
+#elif VEC == 2
+typedef float2 mr_vec;
+#elif VEC == 1
+typedef float mr_vec;
+#else
+#error "VEC must be 1, 2 or 4"
+#endif
+#endif
+
+#if defined(OP_argmax)
+typedef long long mr_out_t;
+#else
+typedef float mr_out_t;
+#endif
+
+#define MR_NEG_INF __int_as_float(0xff800000)
+
+/* The running result of one output: v the sum or the max so far, k the
+ * index of the max (argmax). */
+struct mr_acc {
+	float v;
+	long long k;
+};
+
+static __device__ __forceinline__ mr_acc mr_init()
+{
+#if defined(OP_sum)
+	return {0.0f, 0};
+#else
+	return {MR_NEG_INF, -1};
+#endif
+}
+
+/* Takes value x at index r; r grows from call to call. */
+static __device__ __forceinline__ void mr_take(mr_acc &a, float x, long long r)
+{
+#if defined(OP_sum)
+	a.v += x;
+#else
+	/* the first maximum wins; NaN beats everything, the first NaN wins */
+	if (x > a.v || (x != x && a.v == a.v) || a.k < 0) {
+		a.v = x;
+		a.k = r;
+	}
+#endif
+}
+
+#if defined(VARIANT_split)
+/* a then b (b covers larger indices than a). */
+static __device__ __forceinline__ mr_acc mr_merge(mr_acc a, mr_acc b)
+{
+#if defined(OP_sum)
+	return {a.v + b.v, 0};
+#else
+	if (b.k >= 0 && (a.k < 0 || b.v > a.v || (b.v != b.v && a.v == a.v)))
+		return b;
+	return a;
+#endif
+}
+#endif
+
+static __device__ __forceinline__ mr_out_t mr_result(mr_acc a)
+{
+#if defined(OP_argmax)
+	return a.k < 0 ? 0 : a.k;
+#else
+	return a.v;
+#endif
+}
+
+#if defined(VARIANT_thread) || defined(VARIANT_split)
+/* Reduces x[o][r][i] for r in [r0, r1) into acc[0..VEC) for the outputs
+ * at flat positions pos[l] (o*inner + i, -1 for none), UNROLL steps of r
+ * in flight. vec: the VEC positions are adjacent and aligned. */
+static __device__ __forceinline__ void mr_walk(const float *__restrict__ x,
+	long long reduce, long long inner, const long long (&pos)[VEC], bool vec,
+	long long r0, long long r1, mr_acc (&acc)[VEC])
+{
+	long long base[VEC];
+
+#pragma unroll
+	for (int l = 0; l < VEC; l++)
+		base[l] = pos[l] < 0 ? -1 : pos[l] / inner * reduce * inner + pos[l] % inner;
+	if (vec && VEC > 1) {
+		const mr_vec *xv = reinterpret_cast<const mr_vec *>(x + base[0]);
+		const long long sv = inner / VEC;
+		long long r = r0;
+
+		for (; r + UNROLL <= r1; r += UNROLL) {
+			mr_vec v[UNROLL];
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				v[u] = __ldcs(xv + (r + u) * sv);
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+				for (int l = 0; l < VEC; l++)
+					mr_take(acc[l], reinterpret_cast<const float *>(&v[u])[l], r + u);
+		}
+		for (; r < r1; r++) {
+			const mr_vec v = __ldcs(xv + r * sv);
+#pragma unroll
+			for (int l = 0; l < VEC; l++)
+				mr_take(acc[l], reinterpret_cast<const float *>(&v)[l], r);
+		}
+		return;
+	}
+	long long r = r0;
+	for (; r + UNROLL <= r1; r += UNROLL) {
+		float v[UNROLL][VEC];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+			for (int l = 0; l < VEC; l++)
+				if (base[l] >= 0)
+					v[u][l] = __ldcs(x + base[l] + (r + u) * inner);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+			for (int l = 0; l < VEC; l++)
+				if (base[l] >= 0)
+					mr_take(acc[l], v[u][l], r + u);
+	}
+	for (; r < r1; r++)
+#pragma unroll
+		for (int l = 0; l < VEC; l++)
+			if (base[l] >= 0)
+				mr_take(acc[l], __ldcs(x + base[l] + r * inner), r);
+}
+
+/* This thread's VEC output positions for block bx: adjacent when the
+ * launch can use vectors (*vec set), else BLOCK apart. */
+static __device__ __forceinline__ void mr_positions(const float *x, long long inner,
+	long long npos, long long bx, long long (&pos)[VEC], bool &vec)
+{
+	vec = VEC > 1 && inner % VEC == 0 &&
+		reinterpret_cast<unsigned long long>(x) % (VEC * 4) == 0;
+#pragma unroll
+	for (int l = 0; l < VEC; l++) {
+		const long long p = vec ? (bx * BLOCK + threadIdx.x) * VEC + l :
+			bx * BLOCK * VEC + (long long)l * BLOCK + threadIdx.x;
+		pos[l] = p < npos ? p : -1;
+	}
+}
+
+#endif
+
+#if defined(VARIANT_thread)
+/* Grid (cdiv(outer*inner, BLOCK*VEC)). */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+mid_reduce_thread(const float *__restrict__ x, mr_out_t *__restrict__ out,
+	long long outer, long long reduce, long long inner)
+{
+	long long pos[VEC];
+	mr_acc acc[VEC];
+	bool vec;
+
+	mr_positions(x, inner, outer * inner, blockIdx.x, pos, vec);
+#pragma unroll
+	for (int l = 0; l < VEC; l++)
+		acc[l] = mr_init();
+	mr_walk(x, reduce, inner, pos, vec, 0, reduce, acc);
+#pragma unroll
+	for (int l = 0; l < VEC; l++)
+		if (pos[l] >= 0)
+			out[pos[l]] = mr_result(acc[l]);
+}
+#endif
+
+#if defined(VARIANT_split)
+/* Grid (cdiv(outer*inner, BLOCK*VEC), SPLIT): block y reduces r in
+ * [reduce*y/SPLIT, reduce*(y+1)/SPLIT) into pv, pk[y * npos + p]. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+mid_reduce_partial(const float *__restrict__ x, float *__restrict__ pv,
+	long long *__restrict__ pk, long long outer, long long reduce, long long inner)
+{
+	const long long npos = outer * inner;
+	const long long r0 = reduce * blockIdx.y / SPLIT, r1 = reduce * (blockIdx.y + 1) / SPLIT;
+	long long pos[VEC];
+	mr_acc acc[VEC];
+	bool vec;
+
+	mr_positions(x, inner, npos, blockIdx.x, pos, vec);
+#pragma unroll
+	for (int l = 0; l < VEC; l++)
+		acc[l] = mr_init();
+	mr_walk(x, reduce, inner, pos, vec, r0, r1, acc);
+#pragma unroll
+	for (int l = 0; l < VEC; l++)
+		if (pos[l] >= 0) {
+			pv[blockIdx.y * npos + pos[l]] = acc[l].v;
+			pk[blockIdx.y * npos + pos[l]] = acc[l].k;
+		}
+}
+
+/* Grid (cdiv(outer*inner, BLOCK)): combines the SPLIT partial results of
+ * each output in order of r. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+mid_reduce_combine(const float *__restrict__ pv, const long long *__restrict__ pk,
+	mr_out_t *__restrict__ out, long long npos)
+{
+	const long long p = (long long)blockIdx.x * BLOCK + threadIdx.x;
+	mr_acc acc = mr_init();
+
+	if (p >= npos)
+		return;
+	for (int s = 0; s < SPLIT; s++)
+		acc = mr_merge(acc, mr_acc{pv[s * npos + p], pk[s * npos + p]});
+	out[p] = mr_result(acc);
+}
+#endif
+
+#if defined(VARIANT_tile)
+/* a and b covering interleaved rows: the larger value, on a tie (or two
+ * NaNs) the smaller index. */
+static __device__ __forceinline__ mr_acc mr_pick(mr_acc a, mr_acc b)
+{
+#if defined(OP_sum)
+	return {a.v + b.v, 0};
+#else
+	const bool an = a.v != a.v, bn = b.v != b.v;
+
+	if (b.k < 0)
+		return a;
+	if (a.k < 0)
+		return b;
+	if (an || bn)
+		return an && bn ? (b.k < a.k ? b : a) : (bn ? b : a);
+	if (b.v > a.v || (b.v == a.v && b.k < a.k))
+		return b;
+	return a;
+#endif
+}
+
+/* Grid (cdiv(outer*inner, 32)), block (32 * WARPS). */
+extern "C" __global__ void __launch_bounds__(32 * WARPS)
+mid_reduce_tile(const float *__restrict__ x, mr_out_t *__restrict__ out,
+	long long outer, long long reduce, long long inner)
+{
+	__shared__ mr_acc mr_part[WARPS][32];
+	const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+	const long long p = (long long)blockIdx.x * 32 + lane;
+	const long long npos = outer * inner;
+	mr_acc acc = mr_init();
+
+	if (p < npos) {
+		const float *col = x + p / inner * reduce * inner + p % inner;
+		long long r = w;
+
+		for (; r + (long long)(UNROLL - 1) * WARPS < reduce; r += (long long)UNROLL * WARPS) {
+			float v[UNROLL];
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				v[u] = __ldcs(col + (r + (long long)u * WARPS) * inner);
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				mr_take(acc, v[u], r + (long long)u * WARPS);
+		}
+		for (; r < reduce; r += WARPS)
+			mr_take(acc, __ldcs(col + r * inner), r);
+	}
+	mr_part[w][lane] = acc;
+	__syncthreads();
+	if (w == 0 && p < npos) {
+		for (int i = 1; i < WARPS; i++)
+			acc = mr_pick(acc, mr_part[i][lane]);
+		out[p] = mr_result(acc);
+	}
+}
+#endif

@@ -1,0 +1,203 @@
+/* row_loss family: a loss reduced over rows. cross_entropy: loss = mean over
+ * rows of logsumexp(x[row]) - x[row][target[row]], targets int64.
+ *
+ * row_loss_rows: 32*WARPS_PER_ROW threads per row (BLOCK / that rows per
+ * block) find the row's max and sum of exponentials in one read (online:
+ * the running sum is rescaled when the max grows, once per tile of
+ * VEC*UNROLL values), with UNROLL vector loads in flight; each block
+ * writes the sum of its rows' losses (double) to a workspace.
+ * row_loss_mean: one block adds the partial sums in a fixed order.
+ * One read of x: the floor. Rows are aligned per row (scalar head and tail
+ * when cols is not a multiple of VEC); indices are 64-bit. */
+#define OP_{{op}} 1
+
+#if VEC == 4
+typedef float4 rl_vec;
+#elif VEC == 2
+typedef float2 rl_vec;
+#elif VEC == 1
+typedef float rl_vec;
+#else
+#error "VEC must be 1, 2 or 4"
+#endif
+
+#define RL_LOG2E 1.4426950408889634f
+#define RL_LN2 0.69314718055994531f
+#define RL_NEG_INF __int_as_float(0xff800000)
+#define RL_GROUP (32 * WARPS_PER_ROW)
+#define RL_ROWS (BLOCK / RL_GROUP)
+
+#if BLOCK % (32 * WARPS_PER_ROW) != 0
+#error "BLOCK must be a multiple of 32 * WARPS_PER_ROW"
+#endif
+
+/* m: the max so far; s: the sum of exp(x - m). */
+struct rl_stat {
+	float m, s;
+};
+
+static __device__ __forceinline__ rl_stat rl_combine(rl_stat a, rl_stat b)
+{
+	float m = fmaxf(a.m, b.m);
+
+	if (m == RL_NEG_INF)
+		return a;
+	return {m, a.s * exp2f((a.m - m) * RL_LOG2E) + b.s * exp2f((b.m - m) * RL_LOG2E)};
+}
+
+template <int N>
+static __device__ __forceinline__ void rl_add(rl_stat &st, const float (&v)[N])
+{
+	float cm = v[0];
+#pragma unroll
+	for (int i = 1; i < N; i++)
+		cm = fmaxf(cm, v[i]);
+	const float m = fmaxf(st.m, cm);
+	if (m == RL_NEG_INF)
+		return;
+	const float ms = m * RL_LOG2E;
+	float s = st.s * exp2f(fmaf(st.m, RL_LOG2E, -ms));
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		s += exp2f(fmaf(v[i], RL_LOG2E, -ms));
+	st.m = m;
+	st.s = s;
+}
+
+static __device__ __forceinline__ void rl_add_vec(rl_stat &st, rl_vec v)
+{
+	float a[VEC];
+#pragma unroll
+	for (int l = 0; l < VEC; l++)
+		a[l] = reinterpret_cast<const float *>(&v)[l];
+	rl_add(st, a);
+}
+
+static __device__ __forceinline__ rl_stat rl_warp_reduce(rl_stat st)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o /= 2) {
+		rl_stat t = {__shfl_xor_sync(0xffffffffu, st.m, o),
+			__shfl_xor_sync(0xffffffffu, st.s, o)};
+		st = rl_combine(st, t);
+	}
+	return st;
+}
+
+static __device__ __forceinline__ double rl_warp_sum(double v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o /= 2)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+/* Grid (cdiv(rows, RL_ROWS)): group g of the block owns row
+ * blockIdx.x * RL_ROWS + g. part[blockIdx.x] = the sum of its rows'
+ * losses. */
+extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
+row_loss_rows(const float *__restrict__ x, const long long *__restrict__ target,
+	double *__restrict__ part, long long rows, long long cols)
+{
+	__shared__ rl_stat rl_warps[BLOCK / 32];
+	__shared__ double rl_loss[RL_ROWS];
+	const int g = threadIdx.x / RL_GROUP, t = threadIdx.x % RL_GROUP;
+	const long long row = (long long)blockIdx.x * RL_ROWS + g;
+	rl_stat st = {RL_NEG_INF, 0.0f};
+	float xt = 0.0f;
+
+	if (row < rows) {
+		const float *xr = x + row * cols;
+
+		/* the target's logit: two dependent loads, issued before the row's
+		 * so their latency hides behind it */
+		if (t == 0) {
+			const long long k = target[row];
+			xt = k >= 0 && k < cols ? xr[k] : __int_as_float(0x7fffffff);
+		}
+		const unsigned long long ax = reinterpret_cast<unsigned long long>(xr);
+		long long h = VEC > 1 ? (VEC - (long long)((ax / 4) % VEC)) % VEC : 0;
+
+		if (h > cols)
+			h = cols;
+		const long long nv = (cols - h) / VEC;
+		const rl_vec *xb = reinterpret_cast<const rl_vec *>(xr + h);
+
+		for (long long i = t; i < h; i += RL_GROUP) {
+			const float a[1] = {xr[i]};
+			rl_add(st, a);
+		}
+		for (long long i = h + nv * VEC + t; i < cols; i += RL_GROUP) {
+			const float a[1] = {xr[i]};
+			rl_add(st, a);
+		}
+		for (long long b = t; b < nv; b += (long long)RL_GROUP * UNROLL) {
+			rl_vec v[UNROLL];
+
+			if (b + (long long)(UNROLL - 1) * RL_GROUP < nv) {
+				float a[VEC * UNROLL];
+#pragma unroll
+				for (int u = 0; u < UNROLL; u++)
+					v[u] = __ldcs(xb + b + u * RL_GROUP);
+#pragma unroll
+				for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+					for (int l = 0; l < VEC; l++)
+						a[u * VEC + l] = reinterpret_cast<const float *>(&v[u])[l];
+				rl_add(st, a);
+			} else {
+#pragma unroll
+				for (int u = 0; u < UNROLL; u++)
+					if (b + u * RL_GROUP < nv)
+						rl_add_vec(st, __ldcs(xb + b + u * RL_GROUP));
+			}
+		}
+	}
+	st = rl_warp_reduce(st);
+	if (WARPS_PER_ROW > 1) {
+		if (threadIdx.x % 32 == 0)
+			rl_warps[threadIdx.x / 32] = st;
+		__syncthreads();
+		if (t == 0)
+			for (int w = 1; w < WARPS_PER_ROW; w++)
+				st = rl_combine(st, rl_warps[threadIdx.x / 32 + w]);
+	}
+	if (t == 0) {
+		double loss = 0.0;
+
+		if (row < rows)
+			loss = (double)st.m + (double)(log2f(st.s) * RL_LN2) - (double)xt;
+		rl_loss[g] = loss;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		double sum = 0.0;
+
+		for (int i = 0; i < RL_ROWS; i++)
+			sum += rl_loss[i];
+		part[blockIdx.x] = sum;
+	}
+}
+
+/* Grid (1), BLOCK threads: loss[0] = the sum of the n partial sums / rows,
+ * added in a fixed order. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+row_loss_mean(const double *__restrict__ part, float *__restrict__ loss,
+	long long n, long long rows)
+{
+	__shared__ double rl_sums[BLOCK / 32];
+	double sum = 0.0;
+
+	for (long long i = threadIdx.x; i < n; i += BLOCK)
+		sum += part[i];
+	sum = rl_warp_sum(sum);
+	if (threadIdx.x % 32 == 0)
+		rl_sums[threadIdx.x / 32] = sum;
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		sum = 0.0;
+		for (int w = 0; w < BLOCK / 32; w++)
+			sum += rl_sums[w];
+		loss[0] = (float)(sum / (double)rows);
+	}
+}

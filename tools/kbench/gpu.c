@@ -286,12 +286,17 @@ kplan_ready(struct kplan *kp, CUmodule mod, char *why, size_t whylen)
 				"the device's %d", i, l->kernel, (long long)l->grid[0], G.max_grid_x);
 			return 1;
 		}
-		if (clu > 1 && (G.cc < 90 || clu > 8)) {
+		if (clu > 1 && (G.cc < 90 || clu > 16)) {
 			snprintf(why, whylen, "launches[%d] (%s): a cluster of %lld blocks "
 				"(the device allows %d)", i, l->kernel, (long long)clu,
-				G.cc < 90 ? 1 : 8);
+				G.cc < 90 ? 1 : 16);
 			return 1;
 		}
+		/* Hopper runs clusters of 9 to 16 blocks only when the kernel
+		 * opts in to the non-portable sizes. */
+		if (clu > 8)
+			CK(cu.cuFuncSetAttribute(f,
+				CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
 		for (int d = 0; d < 3; d++)
 			if (l->grid[d] % l->cluster[d]) {
 				snprintf(why, whylen, "launches[%d] (%s): grid[%d] = %lld is "

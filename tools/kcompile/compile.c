@@ -3,6 +3,7 @@
  * its reply turned into a compile object. */
 #include <ctype.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -295,6 +296,50 @@ text_json(const char *s)
 	return v;
 }
 
+/* The global functions the cubin (an ELF file) defines, from its symbol
+ * table. The ptxas report is the usual source of kernel names; this one
+ * does not depend on NVRTC printing it (once, on the GPU machine, a
+ * successful compile came back with an empty log). Adds each function the
+ * report lacks to kernels, its resources unknown (null). */
+static void
+cubin_add_functions(json_t *kernels, const char *cubin, size_t len)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)cubin;
+	const Elf64_Shdr *sh;
+
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh->e_shoff > len || (len - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+		return;
+	sh = (const Elf64_Shdr *)(cubin + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *strs;
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_entsize != sizeof(Elf64_Sym) || sh[i].sh_offset > len ||
+		    sh[i].sh_size > len - sh[i].sh_offset)
+			continue;
+		strs = &sh[sh[i].sh_link];
+		if (strs->sh_offset > len || strs->sh_size > len - strs->sh_offset)
+			continue;
+		for (size_t j = 0; j < sh[i].sh_size / sizeof(Elf64_Sym); j++) {
+			const Elf64_Sym *sym = (const Elf64_Sym *)(cubin + sh[i].sh_offset) + j;
+			const char *name;
+			if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC ||
+			    ELF64_ST_BIND(sym->st_info) != STB_GLOBAL ||
+			    sym->st_name >= strs->sh_size)
+				continue;
+			name = cubin + strs->sh_offset + sym->st_name;
+			if (!memchr(name, '\0', strs->sh_size - sym->st_name) ||
+			    json_object_get(kernels, name))
+				continue;
+			json_object_set_new(kernels, name, json_pack("{s:n, s:n, s:n, s:n, s:n, s:n}",
+				"registers", "spill_stores", "spill_loads", "smem_static",
+				"stack", "barriers"));
+		}
+	}
+}
+
 /* Fills a compile object from a reply that NVRTC finished. */
 static void
 reply_result(json_t *c, const struct reply_head *head, const char *log,
@@ -310,6 +355,7 @@ reply_result(json_t *c, const struct reply_head *head, const char *log,
 	if (head->result == NVRTC_SUCCESS && head->cubin_len > 0) {
 		char hex[65], *b64 = b64_encode(cubin, head->cubin_len);
 		sha256_hex(cubin, head->cubin_len, hex);
+		cubin_add_functions(json_object_get(c, "kernels"), cubin, head->cubin_len);
 		json_object_set_new(c, "ok", json_true());
 		json_object_set_new(c, "status", json_string("ok"));
 		json_object_set_new(c, "cubin", json_string(b64));

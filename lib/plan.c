@@ -2,7 +2,6 @@
 #include <ctype.h>
 #include <float.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,25 +46,7 @@ dtype_size(enum dtype dt)
 static int
 is_ident(const char *s, size_t max)
 {
-	size_t n;
-
-	if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
-		return 0;
-	for (n = 0; s[n]; n++)
-		if (!isalnum((unsigned char)s[n]) && s[n] != '_')
-			return 0;
-	return n < max;
-}
-
-static int
-errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
+	return is_c_identifier(s) && strlen(s) < max;
 }
 
 /* Evaluates an expression member, prefixing errors with where it is. */

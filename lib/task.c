@@ -43,17 +43,6 @@ bad(char *err, size_t errlen, const json_t *task, const char *fmt, ...)
 }
 
 static int
-is_ident(const char *s)
-{
-	if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
-		return 0;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_')
-			return 0;
-	return 1;
-}
-
-static int
 is_task_id(const char *s)
 {
 	if (!s || !*s || strlen(s) > 64)
@@ -93,7 +82,7 @@ check_size_set(const json_t *task, const json_t *set, const json_t *params,
 	if (!json_is_object(set) || json_object_size(set) == 0)
 		return bad(err, errlen, task, "%s: expected an object of sizes", where);
 	json_object_foreach((json_t *)set, k, v) {
-		if (!is_ident(k))
+		if (!is_c_identifier(k))
 			return bad(err, errlen, task, "%s: '%s' is not a valid size name", where, k);
 		if (!json_is_integer(v) || json_integer_value(v) < 1)
 			return bad(err, errlen, task, "%s.%s: expected a positive integer", where, k);
@@ -219,7 +208,7 @@ check_tensors(const json_t *task, const char *list, const json_t *sets,
 			return bad(err, errlen, task, "%s[%zu]: expected an object", list, i);
 		if ((unknown = json_unknown_member(t, members)))
 			return bad(err, errlen, task, "%s[%zu]: unknown member '%s'", list, i, unknown);
-		if (!is_ident(name) || strlen(name) >= PLAN_NAME_MAX)
+		if (!is_c_identifier(name) || strlen(name) >= PLAN_NAME_MAX)
 			return bad(err, errlen, task, "%s[%zu].name: expected a C identifier", list, i);
 		if (json_object_get(names, name))
 			return bad(err, errlen, task, "%s[%zu].name: '%s' is used twice", list, i, name);

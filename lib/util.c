@@ -1,4 +1,5 @@
 /* util.c: checked allocation, bounded number parsing, whole-file I/O. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -211,6 +212,28 @@ mkdir_p(const char *path, int mode)
 	}
 	free(p);
 	return rc;
+}
+
+int
+is_c_identifier(const char *s)
+{
+	if (!s || !(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+int
+errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
 }
 
 double

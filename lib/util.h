@@ -32,6 +32,13 @@ int write_file_atomic(const char *path, const void *data, size_t len);
 /* mkdir -p. Returns 0 or -1 with errno set. */
 int mkdir_p(const char *path, int mode);
 
+/* Is s a C identifier (a letter or '_', then letters, digits, '_')? */
+int is_c_identifier(const char *s);
+/* Formats a message into err (as snprintf) and returns -1, so a checker
+ * can say `return errf(err, errlen, "...", ...);`. */
+int errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Monotonic clock in milliseconds. */
 double now_ms(void);
 

@@ -274,18 +274,6 @@ has_name(const json_t *names, const char *name)
 	return 0;
 }
 
-/* Is s a C identifier? */
-static int
-is_ident(const char *s)
-{
-	if (!(isalpha((unsigned char)*s) || *s == '_'))
-		return 0;
-	for (; *s; s++)
-		if (!is_ident_char(*s))
-			return 0;
-	return 1;
-}
-
 /* Checks the defines: names are C identifiers, values integers or strings
  * that fit on a -D option. Returns 0 or -1 with reason set. */
 static int
@@ -299,7 +287,7 @@ check_defines(const json_t *defines, char *reason, size_t len)
 		return -1;
 	}
 	json_object_foreach((json_t *)defines, name, v) {
-		if (!is_ident(name)) {
+		if (!is_c_identifier(name)) {
 			snprintf(reason, len, "defines: '%s' is not a C identifier", name);
 			return -1;
 		}

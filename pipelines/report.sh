@@ -53,7 +53,7 @@ if command -v gnuplot >/dev/null && [[ -s $plotdata ]]; then
 	for x in $tasks; do
 		plot+="${plot:+, }'< grep \"^$x \" $plotdata' using 2:3 with linespoints title '$x'"
 	done
-	gnuplot -e "set terminal png size 900,500; set output '$dir/best-time.png'; \
+	gnuplot -e "set terminal png size 900,500 noenhanced; set output '$dir/best-time.png'; \
 		set xlabel 'step'; set ylabel 'best time (us)'; set logscale y; set key outside; plot $plot"
 	printf '\n![best time per step](best-time.png)\n' >>"$out"
 fi

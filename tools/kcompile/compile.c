@@ -304,33 +304,37 @@ text_json(const char *s)
 static void
 cubin_add_functions(json_t *kernels, const char *cubin, size_t len)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)cubin;
-	const Elf64_Shdr *sh;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strs;
+	Elf64_Sym sym;
 
-	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
-	    eh->e_shentsize != sizeof(Elf64_Shdr) ||
-	    eh->e_shoff > len || (len - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+	/* The cubin follows the log in the reply: copy every header out, as
+	 * it need not be aligned. */
+	if (len < sizeof(eh))
 		return;
-	sh = (const Elf64_Shdr *)(cubin + eh->e_shoff);
-	for (int i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *strs;
-		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum ||
-		    sh[i].sh_entsize != sizeof(Elf64_Sym) || sh[i].sh_offset > len ||
-		    sh[i].sh_size > len - sh[i].sh_offset)
+	memcpy(&eh, cubin, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shoff == 0 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > len ||
+	    (len - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
+		return;
+	for (int i = 0; i < eh.e_shnum; i++) {
+		memcpy(&sh, cubin + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= eh.e_shnum ||
+		    sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_offset > len ||
+		    sh.sh_size > len - sh.sh_offset)
 			continue;
-		strs = &sh[sh[i].sh_link];
-		if (strs->sh_offset > len || strs->sh_size > len - strs->sh_offset)
+		memcpy(&strs, cubin + eh.e_shoff + sh.sh_link * sizeof(strs), sizeof(strs));
+		if (strs.sh_offset > len || strs.sh_size > len - strs.sh_offset)
 			continue;
-		for (size_t j = 0; j < sh[i].sh_size / sizeof(Elf64_Sym); j++) {
-			const Elf64_Sym *sym = (const Elf64_Sym *)(cubin + sh[i].sh_offset) + j;
+		for (size_t j = 0; j < sh.sh_size / sizeof(sym); j++) {
 			const char *name;
-			if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC ||
-			    ELF64_ST_BIND(sym->st_info) != STB_GLOBAL ||
-			    sym->st_name >= strs->sh_size)
+			memcpy(&sym, cubin + sh.sh_offset + j * sizeof(sym), sizeof(sym));
+			if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    ELF64_ST_BIND(sym.st_info) != STB_GLOBAL ||
+			    sym.st_name >= strs.sh_size)
 				continue;
-			name = cubin + strs->sh_offset + sym->st_name;
-			if (!memchr(name, '\0', strs->sh_size - sym->st_name) ||
+			name = cubin + strs.sh_offset + sym.st_name;
+			if (!memchr(name, '\0', strs.sh_size - sym.st_name) ||
 			    json_object_get(kernels, name))
 				continue;
 			json_object_set_new(kernels, name, json_pack("{s:n, s:n, s:n, s:n, s:n, s:n}",

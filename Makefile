@@ -1,6 +1,7 @@
 # htam: a plain Makefile. `make` builds every tool into bin/, `make test`
 # runs the tests that need no GPU (under ASan and UBSan), `make test-gpu`
-# the GPU tests from the tools already built, `make bench` the benchmarks.
+# the GPU tests from the tools already built, `make bench` the benchmarks
+# that need no GPU, `make bench-gpu` those that do.
 
 CUDA_HOME ?= /usr/local/cuda
 CC ?= cc
@@ -78,8 +79,12 @@ test-gpu:
 bench: all
 	bench/run
 
+# On a GPU machine, from the tools already built (carry bin/ there).
+bench-gpu:
+	bench/run gpu
+
 clean:
 	rm -rf build $(TOOLS:%=bin/%)
 
-.PHONY: all units test test-gpu bench clean
+.PHONY: all units test test-gpu bench bench-gpu clean
 -include $(shell find build -name '*.d' 2>/dev/null)

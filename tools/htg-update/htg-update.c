@@ -295,6 +295,46 @@ seen_after(const json_t *prev, const struct cand *cands, const struct group *g)
 	return seen;
 }
 
+#define FAILURES_MAX 4    /* failed candidates kept per step in the history */
+#define FAILURE_LOG_MAX 2048
+
+/* What a generator should learn from the step's failed candidates: the
+ * strategy, the status and reason, the first mismatch and, for a compile
+ * error, the end of the compile log (the first error is in the reason).
+ * A new array, or NULL when nothing failed. */
+static json_t *
+failures_of(const struct cand *cands, const struct group *g)
+{
+	json_t *out = json_array();
+
+	for (size_t i = 0; i < g->n && json_array_size(out) < FAILURES_MAX; i++) {
+		const struct cand *c = &cands[g->members[i]];
+		const json_t *bench = json_object_get(c->rec, "bench");
+		const char *log = json_string_value(json_object_get(
+			json_object_get(c->rec, "compile"), "log"));
+		json_t *f;
+
+		if (strcmp(c->outcome, "ok") == 0)
+			continue;
+		f = json_pack("{s:s?, s:s, s:s?}", "strategy", c->strategy,
+			"status", c->outcome, "reason", c->reason);
+		if (json_object_get(bench, "first_mismatch"))
+			json_object_set(f, "first_mismatch",
+				json_object_get(bench, "first_mismatch"));
+		if (log && *log && strcmp(c->outcome, "compile_error") == 0) {
+			size_t n = strlen(log);
+			json_object_set_new(f, "log", json_string(n > FAILURE_LOG_MAX ?
+				log + n - FAILURE_LOG_MAX : log));
+		}
+		json_array_append_new(out, f);
+	}
+	if (json_array_size(out) == 0) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* The state after the step. A new reference. */
 static json_t *
 next_state(const struct cand *cands, const struct group *g)
@@ -303,7 +343,7 @@ next_state(const struct cand *cands, const struct group *g)
 	const struct cand *rep = representative(cands, g);
 	const json_t *prev = json_object_get(first->rec, "best");
 	double before = median_us(json_object_get(prev, "bench")), after = before;
-	json_t *out = json_copy(first->rec), *best = NULL, *hist, *entry;
+	json_t *out = json_copy(first->rec), *best = NULL, *hist, *entry, *fails;
 	const json_t *task = json_object_get(first->rec, "task");
 
 	if (!(before > 0))
@@ -327,6 +367,8 @@ next_state(const struct cand *cands, const struct group *g)
 		"outcome", rep->outcome);
 	json_object_set_new(entry, "gain", before > 0 && after > 0 ?
 		json_real(before / after) : json_null());
+	if ((fails = failures_of(cands, g)))
+		json_object_set_new(entry, "failures", fails);
 	hist = json_array();
 	if (json_is_array(json_object_get(first->rec, "history")))
 		json_array_extend(hist, json_object_get(first->rec, "history"));

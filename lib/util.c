@@ -194,9 +194,14 @@ fail:
 int
 mkdir_p(const char *path, int mode)
 {
-	char *p = xstrdup(path), *s;
+	char *p, *s;
 	int rc = 0;
 
+	if (!path || !*path) {
+		errno = ENOENT;
+		return -1;
+	}
+	p = xstrdup(path);
 	for (s = p + 1; ; s++) {
 		if (*s == '/' || *s == '\0') {
 			char c = *s;

@@ -443,6 +443,19 @@ hist_ma='[{"step":0,"direction":"memory_access","strategy":null,"outcome":"ok","
 	[ "$(sqlite3 "$HTAM_DB" 'SELECT count(*) FROM transitions')" = 0 ]
 }
 
+@test "bad input: a bench status that is not one of kbench's" {
+	s=$(state "$task" '[]' 0 null)
+	run htg-update < <(cands "$s" memory_access ma_vector_loads ok 50 1 r1 | jq -c '.bench.status = "bogus"')
+	[ "$status" -eq 65 ]
+	[[ $output == *'bench.status "bogus" is not one of ok, incorrect'* ]]
+	[ "$(sqlite3 "$HTAM_DB" 'SELECT count(*) FROM transitions' 2>/dev/null || echo 0)" = 0 ]
+}
+
+@test "htg-retrieve on a fresh memory: strategies and risks, no experiences yet" {
+	out=$(state "$task" '[]' 0 null | htg-select | htg-retrieve)
+	jq -e '(.memory.strategies | length) > 0 and .memory.experiences == []' <<<"$out"
+}
+
 @test "bad input: a candidate without any result, broken JSON" {
 	s=$(state "$task" '[]' 0 null)
 	run htg-update < <(jq -c '. + {direction: {id: "fusion"}, candidate: {id: "c1"}}' <<<"$s")

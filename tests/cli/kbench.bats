@@ -48,6 +48,21 @@ setup() {
 	[ "$(jq -c .bench <<<"$out")" = '{"status":"compile_error","reason":"the task'"'"'s reference did not compile (timeout: NVRTC ran past 60 s)"}' ]
 }
 
+@test "a task alone, through the real kcompile, is accepted: the reference is judged against itself" {
+	# ktask | kcompile writes only compile.reference; kbench then needs the
+	# device, which this machine lacks (69), and never calls the record bad (65).
+	if ldconfig -p | grep -q 'libcuda.so.1 '; then skip "this machine has a CUDA driver"; fi
+	run --separate-stderr bash -c "ktask '$BATS_TEST_DIRNAME/../data/tasks/axpy' | kcompile | kbench"
+	[ "$status" -eq 69 ]
+	[[ $stderr == "kbench: no CUDA driver"* ]]
+}
+
+@test "--dump with an empty folder name is a usage error" {
+	run kbench -d "" </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"--dump needs a folder"* ]]
+}
+
 @test "generator failures pass through as gen_error" {
 	out=$(jq -c '.candidate.status = "gen_error" | .candidate.reason = "no CUDA block in the answer" | del(.compile)' <<<"$rec" | kbench -q)
 	[ "$(jq -c .bench <<<"$out")" = '{"status":"gen_error","reason":"no CUDA block in the answer"}' ]

@@ -270,7 +270,8 @@ experiences_json(sqlite3 *db, const struct htg_state *st, const struct htg_param
 	scan_experiences(db, st, p, dir, 1, &list, &n, &cap);
 	if (n < (size_t)opt.max_experiences)
 		scan_experiences(db, st, p, dir, 0, &list, &n, &cap);
-	qsort(list, n, sizeof(*list), by_relevance);
+	if (n > 1)
+		qsort(list, n, sizeof(*list), by_relevance);
 	for (i = 0; i < n; i++) {
 		size_t same = 0;
 		for (j = 0; j < i; j++)

@@ -71,10 +71,16 @@ outcome_of(const json_t *rec, const char **why)
 	const json_t *bench = json_object_get(rec, "bench");
 	const char *s;
 
+	static const char *const statuses[] = { "ok", "incorrect", "compile_error",
+		"gen_error", "timeout", "crash", "rejected", NULL };
+
 	*why = NULL;
 	if ((s = json_string_value(json_object_get(bench, "status")))) {
 		*why = json_string_value(json_object_get(bench, "reason"));
-		return s;
+		for (int i = 0; statuses[i]; i++)
+			if (strcmp(s, statuses[i]) == 0)
+				return statuses[i];
+		return NULL;
 	}
 	if ((s = json_string_value(json_object_get(cand, "status"))) &&
 	    strcmp(s, "gen_error") == 0) {
@@ -130,9 +136,16 @@ read_candidate(const struct htg_graph *g, json_t *rec, long line, struct cand *c
 				"\"%s\"", c->strategy ? c->strategy : "(not a string)");
 	}
 	c->generator = json_string_value(json_object_get(cand, "generator"));
-	if (!(c->outcome = outcome_of(rec, &why)))
+	if (!(c->outcome = outcome_of(rec, &why))) {
+		const char *bs = json_string_value(json_object_get(
+			json_object_get(rec, "bench"), "status"));
+		if (bs)
+			die_line(EXIT_DATAERR, line, "candidate %.12s: bench.status \"%.40s\" is "
+				"not one of ok, incorrect, compile_error, gen_error, timeout, "
+				"crash, rejected", c->candidate, bs);
 		die_line(EXIT_DATAERR, line, "candidate %.12s: no bench.status, "
 			"compile failure or gen_error: run kbench first", c->candidate);
+	}
 	c->reason = why ? htg_clip(why, REASON_MAX) : NULL;
 	c->time_us = c->baseline_us = c->gain = NAN;
 	c->baseline_us = median_us(json_object_get(best, "bench"));

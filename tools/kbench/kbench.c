@@ -85,9 +85,12 @@ judge_offline(const json_t *rec, long line)
 	if (!json_is_object(comp))
 		die_line(EXIT_DATAERR, line, "task \"%s\": no \"compile\" object "
 			"(pipe the record through kcompile first)", tid);
-	if (!json_is_boolean(json_object_get(comp, "ok")))
+	/* A record without a candidate (ktask | kcompile) carries only the
+	 * reference's compile: the reference is judged against itself. */
+	if (json_is_object(cand) &&
+	    !json_is_boolean(json_object_get(comp, "ok")))
 		die_line(EXIT_DATAERR, line, "task \"%s\": compile.ok is not a boolean", tid);
-	if (!json_is_true(json_object_get(comp, "ok"))) {
+	if (json_is_object(cand) && !json_is_true(json_object_get(comp, "ok"))) {
 		const char *why = json_string_value(json_object_get(comp, "reason"));
 		if (!why)
 			why = json_string_value(json_object_get(comp, "status"));
@@ -206,6 +209,8 @@ main(int argc, char **argv)
 		usage();
 	if (worker)
 		return worker_main();
+	if (o.dump && !*o.dump)
+		die(EXIT_USAGE, "--dump needs a folder");
 	if (o.dump && mkdir_p(o.dump, 0777) < 0)
 		die(EXIT_FAIL, "%s:", o.dump);
 	signal(SIGPIPE, SIG_IGN);

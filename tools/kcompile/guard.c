@@ -369,6 +369,11 @@ guard_source(const char *src, char *why, size_t whylen)
 		} else if (c == '"' || c == '\'') {
 			i = quoted(t, i);
 			bol = 0;
+		} else if ((c == '#' && t->s[i + 1] == '#') ||
+		    (c == '%' && t->s[i + 1] == ':' && t->s[i + 2] == '%' && t->s[i + 3] == ':')) {
+			/* Pasting can spell __has_include where no scanner sees it. */
+			refuse(&sc, i, "token pasting (##) is not allowed: it can build "
+				"__has_include, which probes for files");
 		} else {
 			i++;
 			bol = 0;

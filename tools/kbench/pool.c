@@ -44,8 +44,23 @@ worker_end(struct pool *p, int kill_it, char *how, size_t howlen)
 		kill(p->pid, SIGKILL);
 	close(p->to_fd);
 	close(p->from_fd);
+	/* A worker told to end (its stdin closed) gets 10 s to release the
+	 * device; one wedged in the driver is killed then. */
+	for (double end = now_ms() + 10000; !kill_it; ) {
+		pid_t r = waitpid(p->pid, &st, WNOHANG);
+		if (r == p->pid)
+			goto reaped;
+		if (r < 0 && errno != EINTR)
+			break;
+		if (now_ms() > end) {
+			kill(p->pid, SIGKILL);
+			break;
+		}
+		usleep(10000);
+	}
 	while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
 		;
+reaped:
 	if (how && WIFSIGNALED(st))
 		snprintf(how, howlen, "killed by signal %d (%s)", WTERMSIG(st),
 			strsignal(WTERMSIG(st)));

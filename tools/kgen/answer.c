@@ -122,8 +122,12 @@ find_blocks(const char *text, struct block *blocks, int max, int *unclosed)
 			q = next_line(q);
 		}
 		b.len = (size_t)(q - b.body);
-		if (n < max)
-			blocks[n++] = b;
+		/* Keep the last max blocks: the last code block is the answer. */
+		if (n == max) {
+			memmove(blocks, blocks + 1, (size_t)(max - 1) * sizeof(*blocks));
+			n--;
+		}
+		blocks[n++] = b;
 		p = next_line(q);
 	}
 	return n;

@@ -33,6 +33,11 @@ bench() {
 		and .bench.rel_l2 == 0 and .bench.weak == false' <<<"$out"
 }
 
+@test "a task through the real kcompile (reference only) is checked and timed" {
+	out=$(ktask tests/data/tasks/axpy | kcompile | kbench -q)
+	jq -e '.bench.status == "ok" and .bench.subject == "reference" and .bench.time_us.reps >= 10' <<<"$out"
+}
+
 @test "a correct float4 kernel is ok, with times, GB/s and the floor" {
 	bench <<<"$(rec relu_good '{"launches":[{"kernel":"relu","grid":[528],"block":[256],"args":["x","y","i64:rows*cols"]}]}')"
 	[ "$st" = ok ]

@@ -490,7 +490,7 @@ hist_ma='[{"step":0,"direction":"memory_access","strategy":null,"outcome":"ok","
 	learn "$x" memory_access - incorrect 0 2 past2
 	htg-memory export >"$BATS_TEST_TMPDIR/mem.jsonl"
 	[ "$(jq -r .kind "$BATS_TEST_TMPDIR/mem.jsonl" | sort | uniq -c | awk '{print $2 "=" $1}' | tr '\n' ' ')" = \
-		"direction=9 edge=90 family=9 meta=1 strategy=43 transition=5 " ]
+		"direction=9 edge=90 family=9 meta=1 strategy=44 transition=5 " ]
 	run htg-memory --db "$BATS_TEST_TMPDIR/b.db" import <"$BATS_TEST_TMPDIR/mem.jsonl"
 	[ "$status" -eq 0 ]
 	[[ $output == *"5 transitions added, 0 there already"* ]]
@@ -509,7 +509,7 @@ hist_ma='[{"step":0,"direction":"memory_access","strategy":null,"outcome":"ok","
 	{ cat "$BATS_TEST_TMPDIR/mem.jsonl"; echo '{"kind": "transition", "candidate": "x"}'; } >"$BATS_TEST_TMPDIR/bad.jsonl"
 	run htg-memory --db "$BATS_TEST_TMPDIR/b.db" import <"$BATS_TEST_TMPDIR/bad.jsonl"
 	[ "$status" -eq 65 ]
-	[[ $output == *"line 153: transition: needs candidate"* ]]
+	[[ $output == *"line 154: transition: needs candidate"* ]]
 	[ "$(sqlite3 "$BATS_TEST_TMPDIR/b.db" 'SELECT count(*) FROM directions')" = 9 ]
 	run htg-memory import <<<'{"kind": "meta", "schema_version": 7}'
 	[ "$status" -eq 65 ]

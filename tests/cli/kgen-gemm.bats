@@ -32,8 +32,8 @@ gemm_tasks() {
 }
 
 # state TASKDIR: a step-0 state of the task whose memory holds one strategy
-# per knob value other than the default, each a move setting that value
-# ("sweep KNOB=VALUE"), plus strategy "too much" when the family has one
+# per knob value other than the default, each a move to the variant with
+# that value ("sweep VARIANT KNOB=VALUE"), plus strategy "too much" when the family has one
 # (gemv: two knobs together past a constraint). The spec gains the
 # family's dimensions where the task leaves them out (named as the task's
 # sizes; batch 1 where the task has none), as docs/templates.md asks.
@@ -45,10 +45,11 @@ state() {
 		| .task.spec = (($f.spec | to_entries | map(select(.value == "dim"))
 			| map({key, value: (if $p[.key] then .key else 1 end)})
 			| from_entries) + .task.spec)
-		| .memory.strategies = [$f.variants[] | .knobs | to_entries[]
+		| .memory.strategies = [$f.variants | to_entries[] | .key as $v
+			| .value.knobs | to_entries[]
 			| .key as $k | .value.default as $d | .value.values[]
 			| select(. != $d)
-			| {id: "sweep \($k)=\(.)", moves: [{family: $f.family, set: {($k): .}}]}]
+			| {id: "sweep \($v) \($k)=\(.)", moves: [{family: $f.family, variant: $v, set: {($k): .}}]}]
 			+ (if $f.family == "gemv" then [{id: "too much", moves: [{family: "gemv",
 				set: {UNROLL: 8, ROWS_PER_BLOCK: 4}}]}] else [] end)'
 }
@@ -75,29 +76,43 @@ compiled() {
 	[ "$names" = "batched_linear_tanh bmm gemm_div_gelu gemm_scale_residual gemm_sub_mul_relu matmul_square matmul_standard matvec " ]
 }
 
-@test "every knob value renders for every gemm task, less the three the constraints refuse" {
+@test "every knob value of both gemm variants renders, less those the constraints refuse" {
 	for t in $(gemm_tasks); do
 		id=${t##*/}
 		[ "$(jq -r .task.family "$OUT/$id.cand" | head -1)" = gemm ] || continue
-		# 12 moves from the defaults; TILE_M=256, WARP_N=64 and STAGES=5
-		# are refused, so the default and 9 configurations remain.
-		[ "$(wc -l <"$OUT/$id.cand")" -eq 10 ] || { echo "$id: $(wc -l <"$OUT/$id.cand") candidates"; false; }
-		[ "$(jq -r .candidate.strategy "$OUT/$id.cand" | LC_ALL=C sort | tr '\n' ' ')" = \
-			"null sweep STAGES=3 sweep STAGES=4 sweep TC=0 sweep TILE_K=16 sweep TILE_K=32 sweep TILE_M=128 sweep TILE_N=256 sweep TILE_N=64 sweep WARP_M=32 " ]
+		n=$(wc -l <"$OUT/$id.cand")
 		# distinct configurations, each a distinct candidate
-		[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq 10 ]
-		# the default comes first, with the family file's defaults
-		[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
-			'["tiled",{"TC":1,"TILE_M":64,"TILE_N":128,"TILE_K":64,"WARP_M":64,"WARP_N":32,"STAGES":2}]' ]
+		[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq "$n" ]
+		case $id in
+		bmm | batched_linear_tanh)
+			# under 1024 flops per element of A and B, h3 does not
+			# serve: tiled's defaults first, and every h3 move refused
+			[ "$n" -eq 10 ] || { echo "$id: $n candidates"; false; }
+			[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
+				'["tiled",{"TC":1,"TILE_M":64,"TILE_N":128,"TILE_K":64,"WARP_M":64,"WARP_N":32,"STAGES":2}]' ]
+			[ "$(grep -c 'sweep h3 .*refused: variant h3 does not apply: 2 \* {{m}} \* {{n}} - 1024' "$OUT/$id.notes")" -eq 10 ]
+			[ "$(jq -r .candidate.variant "$OUT/$id.cand" | sort -u)" = tiled ]
+			;;
+		*)
+			# h3's defaults first, then 7 moves of tiled's knobs
+			# (leaving h3) and 7 of h3's
+			[ "$n" -eq 15 ] || { echo "$id: $n candidates"; false; }
+			[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
+				'["h3",{"TILE_M":128,"TILE_N":128,"TILE_K":32,"WARP_M":64,"WARP_N":32,"STAGES":5}]' ]
+			[ "$(jq -s -c 'group_by(.candidate.variant) | map([.[0].candidate.variant, length])' "$OUT/$id.cand")" = '[["h3",7],["tiled",8]]' ]
+			;;
+		esac
 	done
 }
 
 @test "gemm moves past a constraint are refused with the constraint's reason" {
 	notes=$OUT/matmul_square.notes
-	grep -q 'sweep TILE_M=256 .*refused: .* = 98304 is above 65536: the block.s threads' "$notes"
-	grep -q 'sweep WARP_N=64 .*refused: WARP_M \* WARP_N = 4096 is above 2048: a warp keeps two accumulators' "$notes"
-	grep -q 'sweep STAGES=5 .*refused: .* = 261120 is above 232448: STAGES padded tiles' "$notes"
-	[ "$(grep -c refused "$notes")" -eq 3 ]
+	grep -q 'sweep tiled TILE_M=256 .*refused: .* = 98304 is above 65536: the block.s threads' "$notes"
+	grep -q 'sweep tiled WARP_N=64 .*refused: WARP_M \* WARP_N = 4096 is above 2048: a warp keeps two accumulators' "$notes"
+	grep -q 'sweep h3 TILE_K=64 .*refused: .* = 368640 is above 232448: STAGES padded tiles of A and B, each a hi and a lo plane' "$notes"
+	grep -q 'sweep h3 TILE_N=256 .*refused: .* = 98304 is above 65536' "$notes"
+	[ "$(grep -c refused "$notes")" -eq 6 ]
+	grep -q 'sweep tiled STAGES=5 .*refused: .* = 261120 is above 232448: STAGES padded tiles' "$OUT/bmm.notes"
 }
 
 @test "every gemv knob value renders; two knobs together past the constraint are refused" {
@@ -133,9 +148,15 @@ compiled() {
 	done
 }
 
-@test "the gemm launch plan passes the task's inputs last, bias and all" {
-	run jq -c '.candidate.launch.launches[0].args' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
-	[ "$output" = '["y","i64:(m)","i64:(n)","i64:(k)","x","W","b"]' ]
+@test "the gemm launch plans pass the task's inputs last, bias and all" {
+	# h3: scale, split A, split B, then the product from the fp16 planes
+	run jq -c '.candidate.launch.launches | map(.kernel)' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
+	[ "$output" = '["gemm_h3_absmax","gemm_h3_split","gemm_h3_split","gemm_h3"]' ]
+	run jq -c '.candidate.launch.launches[3].args' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
+	[ "$output" = '["y","i64:(m)","i64:(n)","i64:(k)","h3_a","h3_b","h3_scale","x","W","b"]' ]
+	# the planes: hi and lo of A and B, rows padded to 8 halves, as floats
+	run jq -c '.candidate.launch.workspace | map(.count)' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
+	[ "$output" = '["1 * (m) * cdiv((k), 8) * 8","(0 * (1 - 1) + 1) * max((n) * cdiv((k), 8), (k) * cdiv((n), 8)) * 8","2 + 2 * 1024"]' ]
 	run jq -c '.candidate.launch.launches[0] | [.grid, .args]' <(head -1 "$OUT/bmm.cand")
 	[ "$output" = '[["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"],["C","i64:(m)","i64:(n)","i64:(k)","A","B"]]' ]
 }

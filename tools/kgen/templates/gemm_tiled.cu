@@ -1,4 +1,4 @@
-/* gemm_tiled.cu: the gemm family's tiled kernel (docs/templates.md).
+/* gemm_tiled.cu: the gemm family's tiled kernels (docs/templates.md).
  * C[b] = epilogue(A[b] @ op(B[b]) + bias) for b < gridDim.y, with A M x K
  * row-major, op(B) K x N (b_layout "kn": B stored K x N; "nk": B stored
  * N x K, F.linear's weight, which is exactly mma's "col" operand) and C
@@ -9,19 +9,34 @@
  * shared memory with cp.async (16-byte copies where rows are 16-byte
  * aligned, else 4-byte ones), zero-filled past M, N and K, so that any
  * size runs the same code; the copies of tile kt + STAGES - 1 start once
- * a warp's first products of tile kt are issued. Knob TC picks the
- * arithmetic:
+ * a warp's first products of tile kt are issued. The arithmetic:
  *
- *   TC=1: tensor cores with split precision (3xTF32), mma.sync m16n8k8
- *         (sm_80 and later). Each value x is split into hi, x with its 13
- *         low mantissa bits cleared (a tf32 value), and lo = x - hi
- *         (exact), and a*b ~= a_hi*b_hi + a_hi*b_lo + a_lo*b_hi: the
- *         tensor cores read lo's top 19 bits, and a_lo*b_lo is below
+ *   variant tiled, TC=1: tensor cores with split precision (3xTF32),
+ *         mma.sync m16n8k8 (sm_80 and later). Each value x is split into
+ *         hi, x with its 13 low mantissa bits cleared (a tf32 value), and
+ *         lo = x - hi (exact), and a*b ~= a_hi*b_hi + a_hi*b_lo + a_lo*b_hi:
+ *         the tensor cores read lo's top 19 bits, and a_lo*b_lo is below
  *         fp32's rounding. (Rounding hi with cvt.rna instead measured 20%
  *         slower on the H200 for no accuracy that the tolerance sees.)
- *   TC=0: fp32 FFMA on the CUDA cores, a register-tiled fallback.
+ *   variant tiled, TC=0: fp32 FFMA on the CUDA cores, a register-tiled
+ *         fallback.
+ *   variant h3: split precision in fp16 (3xFP16), mma.sync m16n8k16, half
+ *         the tensor work of 3xTF32 for the same 22 bits of each operand.
+ *         Two small kernels run first: gemm_h3_absmax finds the largest
+ *         finite magnitude of A and of B, and gemm_h3_split scales each by
+ *         a power of two 2^e that puts it in [2^13, 2^14) and splits every
+ *         value s = x * 2^e into hi = fp16(s) (rounded) and lo =
+ *         fp16(s - hi), both fp16 planes with rows padded to a multiple of
+ *         8 (16 bytes) in a workspace. The scale keeps hi far from fp16's
+ *         overflow (65504) and lo out of its subnormals for every value
+ *         within 2^-17 of the largest; smaller values keep an absolute
+ *         error below 2^-37 of the largest, and values under 2^-37 of it
+ *         count as zero. The product is unscaled exactly (scalbnf) before
+ *         the bias and the epilogue. Inf and NaN propagate (lo of an
+ *         infinite hi is 0). The GEMM reads the planes with ldmatrix (.trans
+ *         for B stored K x N); a_lo*b_lo is dropped as for 3xTF32.
  *
- * Both sum each k-tile into a partial accumulator that is then added to
+ * All sum each k-tile into a partial accumulator that is then added to
  * the running sum. The tensor cores' fp32 additions truncate: summed
  * straight into one accumulator, 4096^3 on the H200 erred by 2.9e-5
  * relative L2 and 1024 x 8192 x 8192 (F.linear) by 5.8e-5, above the
@@ -29,6 +44,7 @@
  * (1.2e-6). The price is a second set of accumulator registers, which is
  * why a warp tile is at most 2048 outputs. */
 
+#define VARIANT_{{variant}} 1
 #define HAS_BIAS ({{bias}})
 #define BATCHED ({{batched}})
 /* The kernel takes the task's inputs last, in its order (x, W and, with
@@ -52,19 +68,34 @@
 #define THREADS (WARPS_M * WARPS_N * 32)
 
 /* Shared-memory rows are padded so that a warp's fragment reads hit
- * distinct banks and rows stay 16-byte aligned for cp.async and ldmatrix:
- * k-contiguous rows by 4 floats (with TILE_K 16, 32 or 64, eight
- * consecutive rows start on eight distinct groups of 4 banks), n-contiguous rows by 8
- * floats (rows k = t, t < 4, put column g on bank 8 * t + g). */
-#define LDA (TILE_K + 4)
+ * distinct banks and rows stay 16-byte aligned for cp.async and ldmatrix.
+ * Floats: k-contiguous rows by 4 floats (with TILE_K 16, 32 or 64, eight
+ * consecutive rows start on eight distinct groups of 4 banks),
+ * n-contiguous rows by 8 floats (rows k = t, t < 4, put column g on bank
+ * 8 * t + g). fp16 (h3): every row by 8 halves, 16 bytes (rows of 48,
+ * 80, 144, 272 or 528 bytes: eight consecutive rows start on eight
+ * distinct groups of 4 banks). A stage holds A's tile and B's (h3: each
+ * as a hi and a lo plane). */
+#if defined(VARIANT_h3)
+typedef unsigned short elem_t; /* an fp16 value's bits */
+#define PAD 8
+#define PLANES 2
+#else
+typedef float elem_t;
+#define PAD 4
+#define PLANES 1
+#endif
+#define LDA (TILE_K + PAD)
 #define A_TILE (TILE_M * LDA)
 #if B_NK
-#define LDB (TILE_K + 4)
+#define LDB (TILE_K + PAD)
 #define B_TILE (TILE_N * LDB)
 #else
 #define LDB (TILE_N + 8)
 #define B_TILE (TILE_K * LDB)
 #endif
+#define A_STAGE (PLANES * A_TILE)
+#define B_STAGE (PLANES * B_TILE)
 
 /* Tile rows of C that consecutive blocks cover before moving along n, so
  * that blocks running together share panels of A and B in L2. */
@@ -86,7 +117,7 @@ static __device__ __forceinline__ unsigned smem_addr(const void *p)
 
 /* Copies bytes (16 or 0) from global src to shared dst, zero-filling the
  * rest of the 16 bytes, without waiting. */
-static __device__ __forceinline__ void cp_async16(float *dst, const float *src,
+static __device__ __forceinline__ void cp_async16(void *dst, const void *src,
 	int bytes)
 {
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
@@ -94,7 +125,7 @@ static __device__ __forceinline__ void cp_async16(float *dst, const float *src,
 }
 
 /* As cp_async16 for one float (bytes 4 or 0). */
-static __device__ __forceinline__ void cp_async4(float *dst, const float *src,
+static __device__ __forceinline__ void cp_async4(void *dst, const void *src,
 	int bytes)
 {
 	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
@@ -131,23 +162,26 @@ static __device__ __forceinline__ void tile_origin(long long M, long long N,
 
 /* A thread's share of the copies of one operand, tile after tile: the
  * ROWS x COLS tile at the current (row, col) of a row-major matrix goes to
- * a stage buffer of LD floats per row. The thread copies chunks of 4
- * floats, tile rows r + i * STEP at column q, with 16-byte copies when vec
- * (row length a multiple of 4 and the matrix 16-byte aligned, so a chunk
- * is wholly inside the matrix or wholly outside), else 4-byte ones.
- * Elements outside the matrix become zeros. Everything but the step to
- * the next tile is set up once. Sizes and indices fit in int. */
+ * a stage buffer of LD elements per row (PLANES planes of ROWS * LD, from
+ * planes of the matrix plane elements apart). The thread copies chunks
+ * of 16 bytes, tile rows r + i * STEP at column q, with 16-byte copies
+ * when vec (row length a multiple of 16 bytes and the matrix 16-byte
+ * aligned, so a chunk is wholly inside the matrix or wholly outside),
+ * else 4-byte ones (floats only: h3's planes are always vec). Elements
+ * outside the matrix become zeros. Everything but the step to the next
+ * tile is set up once. Sizes and indices fit in int. */
 template <int ROWS, int COLS, int LD>
 struct tile_copy {
-	static const int CPR = COLS / 4, STEP = THREADS / CPR;
-	const float *src; /* this thread's first element in the current tile */
-	int row, col;     /* its matrix coordinates */
-	int r, off;       /* its tile row, and offset in a stage buffer */
+	static const int CH = 16 / sizeof(elem_t); /* elements per chunk */
+	static const int CPR = COLS / CH, STEP = THREADS / CPR;
+	const elem_t *src; /* this thread's first element in the current tile */
+	int row, col;      /* its matrix coordinates */
+	int r, off;        /* its tile row, and offset in a stage buffer */
 
-	__device__ __forceinline__ void init(const float *m, long long ld,
+	__device__ __forceinline__ void init(const elem_t *m, long long ld,
 		int row0, int col0, int tid)
 	{
-		int q = tid % CPR * 4;
+		int q = tid % CPR * CH;
 
 		r = tid / CPR;
 		off = r * LD + q;
@@ -158,9 +192,9 @@ struct tile_copy {
 
 	/* Starts the copies of the current tile into dst; the matrix (at safe,
 	 * read instead of nothing when a chunk is outside) is rows x cols with
-	 * rows ld floats apart. */
-	__device__ __forceinline__ void issue(float *dst, const float *safe,
-		long long ld, int rows, int cols, bool vec) const
+	 * rows ld elements apart. */
+	__device__ __forceinline__ void issue(elem_t *dst, const elem_t *safe,
+		long long ld, long long plane, int rows, int cols, bool vec) const
 	{
 		if (vec) {
 #pragma unroll
@@ -169,8 +203,11 @@ struct tile_copy {
 					break;
 				bool ok = row + i * STEP < rows && col < cols;
 
-				cp_async16(dst + off + i * STEP * LD,
-					ok ? src + i * STEP * ld : safe, ok ? 16 : 0);
+#pragma unroll
+				for (int p = 0; p < PLANES; p++)
+					cp_async16(dst + p * ROWS * LD + off + i * STEP * LD,
+						ok ? src + p * plane + i * STEP * ld : safe,
+						ok ? 16 : 0);
 			}
 			return;
 		}
@@ -197,8 +234,9 @@ struct tile_copy {
 	}
 };
 
-/* The copies of both operands. A's tiles and B's (nk: N x K like A; kn:
- * K x N) move along k. */
+/* The copies of both operands: A, M x K (rows lda apart), and B (nk:
+ * N x K like A; kn: K x N; rows ldb apart), each PLANES planes plane_a
+ * (plane_b) elements apart; the tiles move along k. */
 struct stage_copy {
 	tile_copy<TILE_M, TILE_K, LDA> a;
 #if B_NK
@@ -206,49 +244,316 @@ struct stage_copy {
 #else
 	tile_copy<TILE_K, TILE_N, LDB> b;
 #endif
+	const elem_t *A, *B;
+	long long lda, ldb, plane_a, plane_b;
+	int M, N, K;
+	bool vec_a, vec_b;
 
-	__device__ __forceinline__ void init(const float *A, const float *B,
-		long long N, long long K, long long m0, long long n0, int tid)
+	__device__ __forceinline__ void init(const elem_t *A_, const elem_t *B_,
+		long long M_, long long N_, long long K_, long long lda_,
+		long long ldb_, long long plane_a_, long long plane_b_,
+		long long m0, long long n0, int tid)
 	{
-		a.init(A, K, (int)m0, 0, tid);
+		const int ch = 16 / sizeof(elem_t);
+
+		A = A_, B = B_, M = (int)M_, N = (int)N_, K = (int)K_;
+		lda = lda_, ldb = ldb_, plane_a = plane_a_, plane_b = plane_b_;
+		vec_a = lda % ch == 0 && ((unsigned long long)A & 15) == 0;
+		vec_b = ldb % ch == 0 && ((unsigned long long)B & 15) == 0;
+		a.init(A, lda, (int)m0, 0, tid);
 #if B_NK
-		b.init(B, K, (int)n0, 0, tid);
+		b.init(B, ldb, (int)n0, 0, tid);
 #else
-		b.init(B, N, 0, (int)n0, tid);
+		b.init(B, ldb, 0, (int)n0, tid);
 #endif
 	}
 
-	/* Starts copying the current k-tile into sa, sb and moves to the next. */
-	__device__ __forceinline__ void issue_next(float *sa, float *sb,
-		const float *A, const float *B, long long M, long long N,
-		long long K, bool vec_a, bool vec_b)
+	/* Starts copying the current k-tile into sa, sb and moves to the next.
+	 * A row of A (or of B nk) is lda (ldb) long: K, or K padded (h3). */
+	__device__ __forceinline__ void issue_next(elem_t *sa, elem_t *sb)
 	{
-		a.issue(sa, A, K, (int)M, (int)K, vec_a);
-		a.next(K, 0, TILE_K);
+		a.issue(sa, A, lda, plane_a, M, (int)lda, vec_a);
+		a.next(lda, 0, TILE_K);
 #if B_NK
-		b.issue(sb, B, K, (int)N, (int)K, vec_b);
-		b.next(K, 0, TILE_K);
+		b.issue(sb, B, ldb, plane_b, N, (int)ldb, vec_b);
+		b.next(ldb, 0, TILE_K);
 #else
-		b.issue(sb, B, N, (int)K, (int)N, vec_b);
-		b.next(N, TILE_K, 0);
+		b.issue(sb, B, ldb, plane_b, K, (int)ldb, vec_b);
+		b.next(ldb, TILE_K, 0);
 #endif
 	}
 };
 
-/* v plus the bias of column col, through the epilogue. */
-static __device__ __forceinline__ float finish(float v, const float *bias,
-	long long col)
+/* v (times 2^sh) plus the bias of column col, through the epilogue. */
+static __device__ __forceinline__ float finish(float v, int sh,
+	const float *bias, long long col)
 {
+	if (sh)
+		v = scalbnf(v, sh);
 	if (HAS_BIAS)
 		v += __ldg(bias + col);
 	return gemm_epilogue(v);
 }
 
-#if TC
-/* ---- tensor cores, 3xTF32 ---- */
+#if defined(VARIANT_h3) || TC
+/* ---- tensor cores: mma.sync fragments ---- */
 
-#define MI (WARP_M / 16) /* m16n8k8 tiles per warp along m */
+#define MI (WARP_M / 16) /* m16n8 tiles per warp along m */
 #define NJ (WARP_N / 8)  /* ... along n */
+
+/* Four 8 x 16-byte blocks from shared memory, one per group of eight
+ * lanes' row addresses: lane l gets 32-bit word l % 4 of row l / 4 of
+ * each (for fp16: elements 2 (l % 4) and 2 (l % 4) + 1). */
+static __device__ __forceinline__ void ldsm_x4(unsigned *r, const void *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+		"{%0, %1, %2, %3}, [%4];\n"
+		: "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		: "r"(smem_addr(p)));
+}
+#endif
+
+#if defined(VARIANT_h3)
+/* ---- 3xFP16: the scale and split kernels ---- */
+
+/* fp16 bits of x rounded to nearest, and back. */
+static __device__ __forceinline__ unsigned short h3_f16(float x)
+{
+	unsigned short h;
+
+	asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(h) : "f"(x));
+	return h;
+}
+
+static __device__ __forceinline__ float h3_f32(unsigned short h)
+{
+	float x;
+
+	asm("cvt.f32.f16 %0, %1;\n" : "=f"(x) : "h"(h));
+	return x;
+}
+
+/* The largest m over a block of 256 threads, returned to every thread. */
+static __device__ __forceinline__ float h3_block_max(float m)
+{
+	__shared__ float h3_red[8];
+
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+	if (threadIdx.x % 32 == 0)
+		h3_red[threadIdx.x / 32] = m;
+	__syncthreads();
+	m = h3_red[0];
+#pragma unroll
+	for (int w = 1; w < 8; w++)
+		m = fmaxf(m, h3_red[w]);
+	__syncthreads();
+	return m;
+}
+
+/* |x| where finite, else 0. */
+static __device__ __forceinline__ float h3_mag(float x)
+{
+	const float m = fabsf(x);
+
+	return m < __int_as_float(0x7f800000) ? m : 0.0f;
+}
+
+/* Grid (G, 2), 256 threads: block (b, o) writes the largest finite
+ * magnitude of its share of operand o (0: a, na values; 1: b) to
+ * scale[2 + o * G + b]. */
+extern "C" __global__ void __launch_bounds__(256)
+gemm_h3_absmax(const float *__restrict__ a, long long na,
+	const float *__restrict__ b, long long nb, int *__restrict__ scale)
+{
+	const float *x = blockIdx.y ? b : a;
+	const long long n = blockIdx.y ? nb : na;
+	const long long stride = (long long)gridDim.x * 256;
+	long long i = (long long)blockIdx.x * 256 + threadIdx.x, done = 0;
+	float m = 0.0f;
+
+	if (((unsigned long long)x & 15) == 0) {
+		const float4 *x4 = reinterpret_cast<const float4 *>(x);
+
+		for (long long j = i; j < n / 4; j += stride) {
+			const float4 v = __ldcs(x4 + j);
+
+			m = fmaxf(m, fmaxf(fmaxf(h3_mag(v.x), h3_mag(v.y)),
+				fmaxf(h3_mag(v.z), h3_mag(v.w))));
+		}
+		done = n / 4 * 4;
+	}
+	for (long long j = done + i; j < n; j += stride)
+		m = fmaxf(m, h3_mag(x[j]));
+	m = h3_block_max(m);
+	if (threadIdx.x == 0)
+		reinterpret_cast<float *>(scale)[2 + blockIdx.y * gridDim.x + blockIdx.x] = m;
+}
+
+/* Grid (G) as gemm_h3_absmax's, 256 threads: splits operand o (0: A, 1:
+ * B) into the fp16 planes hi and lo at h (lo right after hi), rows padded
+ * to a multiple of 8 elements with zeros, and writes its scale exponent
+ * e to scale[o]. The operand is mats row-major matrices of mn x k (A;
+ * B nk), or of k x mn (B kn). */
+extern "C" __global__ void __launch_bounds__(256)
+gemm_h3_split(const float *__restrict__ x, long long mats, long long mn,
+	long long k, unsigned short *__restrict__ h, int *__restrict__ scale,
+	int o)
+{
+	const float *part = reinterpret_cast<const float *>(scale) + 2 + o * gridDim.x;
+	const bool kn = o == 1 && !B_NK;
+	const long long rows = mats * (kn ? k : mn), cols = kn ? mn : k;
+	const long long cp = CDIV(cols, 8) * 8, chunks = rows * (cp / 8);
+	const bool vec = (cols & 3) == 0 && ((unsigned long long)x & 15) == 0;
+	unsigned short *lo = h + rows * cp;
+	float m = 0.0f;
+
+	for (int i = threadIdx.x; i < (int)gridDim.x; i += 256)
+		m = fmaxf(m, part[i]);
+	m = h3_block_max(m);
+	/* s = x 2^e in [2^13, 2^14) at the largest magnitude */
+	const int e = m > 0.0f ? 13 - ilogbf(m) : 0;
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		scale[o] = e;
+	for (long long c = (long long)blockIdx.x * 256 + threadIdx.x; c < chunks;
+		c += (long long)gridDim.x * 256) {
+		const long long r = c / (cp / 8), k0 = c % (cp / 8) * 8;
+		const float *src = x + r * cols + k0;
+		float v[8];
+		unsigned hw[4], lw[4];
+
+		if (vec) {
+			const float4 v0 = __ldcs(reinterpret_cast<const float4 *>(src));
+			const float4 v1 = k0 + 4 < cols ?
+				__ldcs(reinterpret_cast<const float4 *>(src) + 1) :
+				make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+
+			v[0] = v0.x, v[1] = v0.y, v[2] = v0.z, v[3] = v0.w;
+			v[4] = v1.x, v[5] = v1.y, v[6] = v1.z, v[7] = v1.w;
+		} else {
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+				v[j] = k0 + j < cols ? __ldcs(src + j) : 0.0f;
+		}
+#pragma unroll
+		for (int j = 0; j < 8; j += 2) {
+			unsigned short hi[2], lw16[2];
+
+#pragma unroll
+			for (int d = 0; d < 2; d++) {
+				const float s = scalbnf(v[j + d], e);
+				const float back = h3_f32(hi[d] = h3_f16(s));
+
+				/* an infinite hi (an infinite x) keeps lo 0, not NaN */
+				lw16[d] = h3_f16(fabsf(back) < __int_as_float(0x7f800000) ?
+					s - back : 0.0f);
+			}
+			hw[j / 2] = hi[0] | (unsigned)hi[1] << 16;
+			lw[j / 2] = lw16[0] | (unsigned)lw16[1] << 16;
+		}
+		*reinterpret_cast<uint4 *>(h + r * cp + k0) = make_uint4(hw[0], hw[1], hw[2], hw[3]);
+		*reinterpret_cast<uint4 *>(lo + r * cp + k0) = make_uint4(lw[0], lw[1], lw[2], lw[3]);
+	}
+}
+
+/* ---- 3xFP16: the product ---- */
+
+/* d += a @ b for one m16n8k16 tile of fp16 (fragments as the PTX ISA lays
+ * out: a0..a3 rows g, g + 8 at k 2t, 2t + 8; b0, b1 k 2t, 2t + 8 at n g). */
+static __device__ __forceinline__ void mma_f16(float *d, const unsigned *a,
+	const unsigned *b)
+{
+	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+		"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		"{%0, %1, %2, %3};\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* d = a @ b for one m16n8k16 tile. */
+static __device__ __forceinline__ void mma_f16_first(float *d,
+	const unsigned *a, const unsigned *b)
+{
+	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+		"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		"{%10, %10, %10, %10};\n"
+		: "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+		  "f"(0.0f));
+}
+
+/* As ldsm_x4, each 8 x 8 block transposed: lane l gets elements
+ * (2 (l % 4), l / 4) and (2 (l % 4) + 1, l / 4) of each. */
+static __device__ __forceinline__ void ldsm_x4_t(unsigned *r, const void *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+		"{%0, %1, %2, %3}, [%4];\n"
+		: "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		: "r"(smem_addr(p)));
+}
+
+/* part = this warp's share of one stage's A tile @ B tile (hi planes
+ * first, lo planes A_TILE and B_TILE further); calls between() once the
+ * first k-step's products are issued. */
+template <typename F>
+static __device__ __forceinline__ void stage_mma(const elem_t *sa,
+	const elem_t *sb, float (&part)[MI][NJ][4], int wm0, int wn0, int lane,
+	F between)
+{
+	const int q = lane >> 3, r8 = lane & 7;
+	/* ldmatrix row addresses: A blocks (rows 0-7 | 8-15) x (k 0-7 | 8-15)
+	 * give a0..a3; B blocks (k 0-7 | 8-15) x (n tile j | j + 1) give b0,
+	 * b1 of two tiles: nk rows are n, kn rows are k (transposed). */
+	const elem_t *pa = sa + (wm0 + (q & 1) * 8 + r8) * LDA + (q >> 1) * 8;
+#if B_NK
+	const elem_t *pb = sb + (wn0 + (q >> 1) * 8 + r8) * LDB + (q & 1) * 8;
+#else
+	const elem_t *pb = sb + ((q & 1) * 8 + r8) * LDB + wn0 + (q >> 1) * 8;
+#endif
+
+#pragma unroll
+	for (int kk = 0; kk < TILE_K; kk += 16) {
+		unsigned ah[MI][4], al[MI][4], bh[NJ][2], bl[NJ][2];
+
+#pragma unroll
+		for (int i = 0; i < MI; i++) {
+			ldsm_x4(ah[i], pa + i * 16 * LDA + kk);
+			ldsm_x4(al[i], pa + A_TILE + i * 16 * LDA + kk);
+		}
+#pragma unroll
+		for (int j = 0; j < NJ; j += 2) {
+			unsigned rh[4], rl[4];
+
+#if B_NK
+			ldsm_x4(rh, pb + j * 8 * LDB + kk);
+			ldsm_x4(rl, pb + B_TILE + j * 8 * LDB + kk);
+#else
+			ldsm_x4_t(rh, pb + kk * LDB + j * 8);
+			ldsm_x4_t(rl, pb + B_TILE + kk * LDB + j * 8);
+#endif
+			bh[j][0] = rh[0], bh[j][1] = rh[1], bh[j + 1][0] = rh[2], bh[j + 1][1] = rh[3];
+			bl[j][0] = rl[0], bl[j][1] = rl[1], bl[j + 1][0] = rl[2], bl[j + 1][1] = rl[3];
+		}
+		/* The small terms first, then the large one. */
+#pragma unroll
+		for (int i = 0; i < MI; i++)
+#pragma unroll
+			for (int j = 0; j < NJ; j++) {
+				if (kk == 0)
+					mma_f16_first(part[i][j], al[i], bh[j]);
+				else
+					mma_f16(part[i][j], al[i], bh[j]);
+				mma_f16(part[i][j], ah[i], bl[j]);
+				mma_f16(part[i][j], ah[i], bh[j]);
+			}
+		if (kk == 0)
+			between();
+	}
+}
+
+#elif TC
+/* ---- 3xTF32 ---- */
 
 /* Splits x into tf32 parts, x ~= hi + lo: hi is x with the 13 low mantissa
  * bits cleared (a tf32 value, so the hi products are exact) and lo = x - hi
@@ -284,16 +589,6 @@ static __device__ __forceinline__ void mma_tf32_first(float *d,
 		: "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
 		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
 		  "f"(0.0f));
-}
-
-/* Four 8x4 blocks of 32-bit words from shared memory, one per group of
- * eight lanes' row addresses: lane l gets word l % 4 of row l / 4 of each. */
-static __device__ __forceinline__ void ldsm_x4(unsigned *r, const float *p)
-{
-	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
-		"{%0, %1, %2, %3}, [%4];\n"
-		: "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-		: "r"(smem_addr(p)));
 }
 
 /* part = this warp's share of one stage's A tile @ B tile; calls between()
@@ -362,20 +657,25 @@ static __device__ __forceinline__ void stage_mma(const float *sa,
 			between();
 	}
 }
+#endif
 
-/* Writes v0, v1 (columns col, col + 1 of one row of C) through the
- * epilogue, as one 8-byte store where both are inside and aligned. */
-static __device__ __forceinline__ void store_pair(float *crow,
+#if defined(VARIANT_h3) || TC
+/* ---- tensor cores: accumulators ---- */
+
+/* Writes v0, v1 (columns col, col + 1 of one row of C) through finish,
+ * as one 8-byte store where both are inside and aligned. */
+static __device__ __forceinline__ void store_pair(float *crow, int sh,
 	const float *bias, long long col, long long N, float v0, float v1)
 {
 	if (col + 1 < N && (N & 1) == 0) {
-		float2 o = make_float2(finish(v0, bias, col), finish(v1, bias, col + 1));
+		float2 o = make_float2(finish(v0, sh, bias, col),
+			finish(v1, sh, bias, col + 1));
 		*(float2 *)(crow + col) = o;
 	} else {
 		if (col < N)
-			crow[col] = finish(v0, bias, col);
+			crow[col] = finish(v0, sh, bias, col);
 		if (col + 1 < N)
-			crow[col + 1] = finish(v1, bias, col + 1);
+			crow[col + 1] = finish(v1, sh, bias, col + 1);
 	}
 }
 
@@ -399,8 +699,8 @@ static __device__ __forceinline__ void acc_zero(tile_acc &acc)
 /* acc += this warp's share of one stage's A tile @ B tile, summed apart
  * first (see the top of the file). */
 template <typename F>
-static __device__ __forceinline__ void stage_compute(const float *sa,
-	const float *sb, tile_acc &acc, int wm0, int wn0, int lane, F between)
+static __device__ __forceinline__ void stage_compute(const elem_t *sa,
+	const elem_t *sb, tile_acc &acc, int wm0, int wn0, int lane, F between)
 {
 	float part[MI][NJ][4];
 
@@ -414,11 +714,12 @@ static __device__ __forceinline__ void stage_compute(const float *sa,
 				acc.v[i][j][e] += part[i][j][e];
 }
 
-/* Writes this warp's part of the block's tile of C. Accumulator e of m16n8
- * tile (i, j) is its row g + 8 * (e / 2), column 2 * t + e % 2. */
+/* Writes this warp's part of the block's tile of C, times 2^sh.
+ * Accumulator e of m16n8 tile (i, j) is its row g + 8 * (e / 2), column
+ * 2 * t + e % 2. */
 static __device__ __forceinline__ void acc_store(const tile_acc &acc,
-	float *C, const float *bias, long long M, long long N, long long m0,
-	long long n0, int wm0, int wn0, int lane)
+	float *C, int sh, const float *bias, long long M, long long N,
+	long long m0, long long n0, int wm0, int wn0, int lane)
 {
 	const int g = lane >> 2, t = lane & 3;
 
@@ -432,7 +733,7 @@ static __device__ __forceinline__ void acc_store(const tile_acc &acc,
 				continue;
 #pragma unroll
 			for (int j = 0; j < NJ; j++)
-				store_pair(C + row * N, bias, n0 + wn0 + j * 8 + 2 * t, N,
+				store_pair(C + row * N, sh, bias, n0 + wn0 + j * 8 + 2 * t, N,
 					acc.v[i][j][2 * h], acc.v[i][j][2 * h + 1]);
 		}
 }
@@ -546,10 +847,10 @@ static __device__ __forceinline__ void stage_compute(const float *sa,
 			acc.v[i][c] += part[i][c];
 }
 
-/* Writes this lane's part of the block's tile of C. */
+/* Writes this lane's part of the block's tile of C, times 2^sh. */
 static __device__ __forceinline__ void acc_store(const tile_acc &acc,
-	float *C, const float *bias, long long M, long long N, long long m0,
-	long long n0, int wm0, int wn0, int lane)
+	float *C, int sh, const float *bias, long long M, long long N,
+	long long m0, long long n0, int wm0, int wn0, int lane)
 {
 	const int ly = lane >> 2, lx = lane & 3;
 
@@ -564,45 +865,24 @@ static __device__ __forceinline__ void acc_store(const tile_acc &acc,
 			long long col = n0 + wn0 + simt_col(c, lx);
 
 			if (col < N)
-				C[row * N + col] = finish(acc.v[i][c], bias, col);
+				C[row * N + col] = finish(acc.v[i][c], sh, bias, col);
 		}
 	}
 }
 #endif
 
-/* C = epilogue(A @ op(B) + bias) for batch blockIdx.y, tile blockIdx.x
- * (tile_origin), THREADS threads, STAGES stage buffers of dynamic shared
- * memory. */
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gemm_tiled(float *__restrict__ C, long long M, long long N, long long K,
-	const float *__restrict__ A, const float *__restrict__ B BIAS_PARAM)
+/* acc = this block's tile of the product: the stages of A's and B's
+ * tiles stream through shared memory (sa, sb) while the warps multiply. */
+static __device__ __forceinline__ void gemm_mainloop(stage_copy &copy,
+	elem_t *sa, elem_t *sb, tile_acc &acc, long long K, int wm0, int wn0,
+	int lane)
 {
-	extern __shared__ float4 smem4[];
-	float *sa = (float *)smem4, *sb = sa + STAGES * A_TILE;
-	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-	const int wm0 = warp / WARPS_N * WARP_M, wn0 = warp % WARPS_N * WARP_N;
 	const int ktiles = (int)CDIV(K, TILE_K);
-	long long m0, n0, bz = blockIdx.y;
-	tile_acc acc;
-	stage_copy copy;
-#if !HAS_BIAS
-	const float *bias = 0;
-#endif
-
-	tile_origin(M, N, &m0, &n0);
-	A += bz * M * K;
-	B += BATCHED ? bz * N * K : 0;
-	C += bz * M * N;
-	const bool vec_a = (K & 3) == 0 && ((unsigned long long)A & 15) == 0;
-	const bool vec_b = ((B_NK ? K : N) & 3) == 0 &&
-		((unsigned long long)B & 15) == 0;
 
 	acc_zero(acc);
-	copy.init(A, B, N, K, m0, n0, tid);
 	for (int s = 0; s < STAGES - 1; s++) {
 		if (s < ktiles)
-			copy.issue_next(sa + s * A_TILE, sb + s * B_TILE, A, B, M, N, K,
-				vec_a, vec_b);
+			copy.issue_next(sa + s * A_STAGE, sb + s * B_STAGE);
 		cp_async_commit();
 	}
 	int rd = 0, wr = STAGES - 1;
@@ -615,16 +895,78 @@ gemm_tiled(float *__restrict__ C, long long M, long long N, long long K,
 		 * first products of tile kt are issued, so that the tensor
 		 * cores are not idle while the copies are set up. */
 		const bool more = kt + STAGES - 1 < ktiles;
-		float *na = sa + wr * A_TILE, *nb = sb + wr * B_TILE;
-		stage_compute(sa + rd * A_TILE, sb + rd * B_TILE, acc, wm0, wn0, lane,
-			[&]() {
+		elem_t *na = sa + wr * A_STAGE, *nb = sb + wr * B_STAGE;
+		stage_compute(sa + rd * A_STAGE, sb + rd * B_STAGE, acc, wm0, wn0,
+			lane, [&]() {
 				if (more)
-					copy.issue_next(na, nb, A, B, M, N, K, vec_a, vec_b);
+					copy.issue_next(na, nb);
 				cp_async_commit();
 			});
 		wr = wr + 1 == STAGES ? 0 : wr + 1;
 		rd = rd + 1 == STAGES ? 0 : rd + 1;
 	}
 	cp_async_wait<0>();
-	acc_store(acc, C, bias, M, N, m0, n0, wm0, wn0, lane);
 }
+
+#if defined(VARIANT_h3)
+/* C = epilogue(A @ op(B) + bias) from the fp16 planes of A (ah) and B
+ * (bh) and their scale exponents, as gemm_tiled; A and B themselves are
+ * not read (they come with the task's inputs, before the bias). */
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_h3(float *__restrict__ C, long long M, long long N, long long K,
+	const elem_t *__restrict__ ah, const elem_t *__restrict__ bh,
+	const int *__restrict__ scale, const float *__restrict__ A,
+	const float *__restrict__ B BIAS_PARAM)
+{
+	extern __shared__ float4 smem4[];
+	elem_t *sa = (elem_t *)smem4, *sb = sa + STAGES * A_STAGE;
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int wm0 = warp / WARPS_N * WARP_M, wn0 = warp % WARPS_N * WARP_N;
+	const long long kp = CDIV(K, 8) * 8, np = CDIV(N, 8) * 8;
+	const long long lda = kp, ldb = B_NK ? kp : np;
+	const long long mats_b = BATCHED ? gridDim.y : 1;
+	long long m0, n0, bz = blockIdx.y;
+	tile_acc acc;
+	stage_copy copy;
+#if !HAS_BIAS
+	const float *bias = 0;
+#endif
+
+	tile_origin(M, N, &m0, &n0);
+	ah += bz * M * lda;
+	bh += BATCHED ? bz * (B_NK ? N : K) * ldb : 0;
+	C += bz * M * N;
+	copy.init(ah, bh, M, N, K, lda, ldb, gridDim.y * M * lda,
+		mats_b * (B_NK ? N : K) * ldb, m0, n0, tid);
+	gemm_mainloop(copy, sa, sb, acc, K, wm0, wn0, lane);
+	acc_store(acc, C, -(scale[0] + scale[1]), bias, M, N, m0, n0, wm0, wn0,
+		lane);
+}
+#else
+/* C = epilogue(A @ op(B) + bias) for batch blockIdx.y, tile blockIdx.x
+ * (tile_origin), THREADS threads, STAGES stage buffers of dynamic shared
+ * memory. */
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_tiled(float *__restrict__ C, long long M, long long N, long long K,
+	const float *__restrict__ A, const float *__restrict__ B BIAS_PARAM)
+{
+	extern __shared__ float4 smem4[];
+	float *sa = (float *)smem4, *sb = sa + STAGES * A_STAGE;
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int wm0 = warp / WARPS_N * WARP_M, wn0 = warp % WARPS_N * WARP_N;
+	long long m0, n0, bz = blockIdx.y;
+	tile_acc acc;
+	stage_copy copy;
+#if !HAS_BIAS
+	const float *bias = 0;
+#endif
+
+	tile_origin(M, N, &m0, &n0);
+	A += bz * M * K;
+	B += BATCHED ? bz * N * K : 0;
+	C += bz * M * N;
+	copy.init(A, B, M, N, K, K, B_NK ? K : N, 0, 0, m0, n0, tid);
+	gemm_mainloop(copy, sa, sb, acc, K, wm0, wn0, lane);
+	acc_store(acc, C, 0, bias, M, N, m0, n0, wm0, wn0, lane);
+}
+#endif

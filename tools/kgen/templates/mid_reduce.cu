@@ -10,12 +10,15 @@
  *   split:  the r range split over SPLIT blocks (grid y) with partial
  *           results in a workspace and a second kernel that combines them
  *           in order: for few outputs and long reductions.
- *   tile:   a block of 32 x WARPS threads owns 32 adjacent outputs; its
- *           warps take the rows in turn (warp w: rows w, w + WARPS, ...),
- *           so the block reads WARPS*UNROLL rows of 128 bytes at once and
- *           neighbouring blocks read neighbouring columns; the warps'
- *           results meet in shared memory (argmax: the larger value, on a
- *           tie the smaller index).
+ *   tile:   a block of 32 COLW x WARPS threads owns 32 COLW adjacent
+ *           outputs; its WARPS row groups take the rows in turn (group w:
+ *           rows w, w + WARPS, ...), so the block reads WARPS*UNROLL rows
+ *           of 128 COLW bytes at once and neighbouring blocks read
+ *           neighbouring columns; the groups' results meet in shared
+ *           memory (argmax: the larger value, on a tie the smaller index).
+ *           Rows whose length is not a multiple of 8 make every row of a
+ *           strip start off a 32-byte sector: wider strips (COLW) share
+ *           fewer sectors with their neighbours.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
 #define OP_{{op}} 1
@@ -257,14 +260,25 @@ static __device__ __forceinline__ mr_acc mr_pick(mr_acc a, mr_acc b)
 #endif
 }
 
-/* Grid (cdiv(outer*inner, 32)), block (32 * WARPS). */
-extern "C" __global__ void __launch_bounds__(32 * WARPS)
+/* Loads of the tile variant: streaming (evict first) or plain, which keeps
+ * the sectors that a block's misaligned rows share with its neighbours
+ * in L2 for them. */
+#if CACHE_HINT
+#define MR_LOAD(p) __ldcs(p)
+#else
+#define MR_LOAD(p) __ldg(p)
+#endif
+
+#define MR_COLS (32 * COLW)
+
+/* Grid (cdiv(outer*inner, 32 * COLW)), block (32 * COLW * WARPS). */
+extern "C" __global__ void __launch_bounds__(MR_COLS * WARPS)
 mid_reduce_tile(const float *__restrict__ x, mr_out_t *__restrict__ out,
 	long long outer, long long reduce, long long inner)
 {
-	__shared__ mr_acc mr_part[WARPS][32];
-	const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
-	const long long p = (long long)blockIdx.x * 32 + lane;
+	__shared__ mr_acc mr_part[WARPS][MR_COLS];
+	const int c = threadIdx.x % MR_COLS, w = threadIdx.x / MR_COLS;
+	const long long p = (long long)blockIdx.x * MR_COLS + c;
 	const long long npos = outer * inner;
 	mr_acc acc = mr_init();
 
@@ -276,19 +290,19 @@ mid_reduce_tile(const float *__restrict__ x, mr_out_t *__restrict__ out,
 			float v[UNROLL];
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
-				v[u] = __ldcs(col + (r + (long long)u * WARPS) * inner);
+				v[u] = MR_LOAD(col + (r + (long long)u * WARPS) * inner);
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				mr_take(acc, v[u], r + (long long)u * WARPS);
 		}
 		for (; r < reduce; r += WARPS)
-			mr_take(acc, __ldcs(col + r * inner), r);
+			mr_take(acc, MR_LOAD(col + r * inner), r);
 	}
-	mr_part[w][lane] = acc;
+	mr_part[w][c] = acc;
 	__syncthreads();
 	if (w == 0 && p < npos) {
 		for (int i = 1; i < WARPS; i++)
-			acc = mr_pick(acc, mr_part[i][lane]);
+			acc = mr_pick(acc, mr_part[i][c]);
 		out[p] = mr_result(acc);
 	}
 }

@@ -20,8 +20,11 @@ jq -r '
   "| time (median) | \($b.time_us.median | us) |",
   "| reference time | \($b.ref_time_us | us) |",
   "| speedup over the reference | \($b.speedup | x) |",
+  def vs($k): if $t.baseline_us[$k] and $b.time_us.median then $t.baseline_us[$k] / $b.time_us.median else null end;
   "| PyTorch eager | \($t.baseline_us.eager | us) |",
-  "| speedup over eager | \(if $t.baseline_us.eager and $b.time_us.median then ($t.baseline_us.eager / $b.time_us.median) else null end | x) |",
+  "| speedup over eager | \(vs("eager") | x) |",
+  "| torch.compile | \($t.baseline_us.compile | us) |",
+  "| speedup over torch.compile | \(vs("compile") | x) |",
   "| roofline floor | \($b.floor_us | us) |",
   "| fraction of the floor | \(if $b.floor_fraction then ($b.floor_fraction * 100 | round | tostring) + "%" else "-" end) |",
   "| generator, strategy | \(.best.candidate.generator) \(.best.candidate.strategy // "") |",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report.sh RUNDIR: writes RUNDIR/report.md, a Markdown report of an
-# evolution run (per task: best and reference times, speedup, fraction of
+# evolution run (per task: best and reference times, speedup, PyTorch
+# eager and torch.compile times and the speedups over them, fraction of
 # the floor, steps, the path of directions and strategies, failures by
 # kind), with best-time.png (gnuplot) and memory.png (Graphviz).
 set -euo pipefail
@@ -8,13 +9,15 @@ dir=$1
 out=$dir/report.md
 shopt -s nullglob
 
-last_state() { ls "$1"/state-*.jsonl 2>/dev/null | sort -t- -k2 -n | tail -1; }
+# The state with the largest N: a version sort puts state-10 after state-9
+# whatever the folders' names hold.
+last_state() { ls "$1"/state-*.jsonl 2>/dev/null | sort -V | tail -1; }
 
 {
 	echo "# htam run $(basename "$dir")"
 	echo
-	echo "| task | steps | best us | reference us | speedup | eager us | vs eager | floor us | of floor | failures |"
-	echo "|---|---|---|---|---|---|---|---|---|---|"
+	echo "| task | steps | best us | reference us | speedup | eager us | vs eager | compile us | vs compile | floor us | of floor | failures |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out"
 plotdata=$dir/best-time.dat
 : >"$plotdata"
@@ -28,11 +31,13 @@ for t in "$dir"/*/; do
 	jq -r --arg fails "${fails:--}" '
 		def f1: if . == null then "-" else (. * 10 | round / 10 | tostring) end;
 		def f2: if . == null then "-" else (. * 100 | round / 100 | tostring) + "x" end;
+		def vs($k): if .task.baseline_us[$k] and .best.bench.time_us.median
+			then .task.baseline_us[$k] / .best.bench.time_us.median else null end;
 		.best.bench as $b |
-		"| \(.task.id) | \(.step) | \($b.time_us.median | f1) | \($b.ref_time_us | f1) | \($b.speedup | f2) | \(.task.baseline_us.eager | f1) | \(if .task.baseline_us.eager and $b.time_us.median then .task.baseline_us.eager / $b.time_us.median else null end | f2) | \($b.floor_us | f1) | \(if $b.floor_fraction then ($b.floor_fraction * 100 | round | tostring) + "%" else "-" end) | \($fails) |"
+		"| \(.task.id) | \(.step) | \($b.time_us.median | f1) | \($b.ref_time_us | f1) | \($b.speedup | f2) | \(.task.baseline_us.eager | f1) | \(vs("eager") | f2) | \(.task.baseline_us.compile | f1) | \(vs("compile") | f2) | \($b.floor_us | f1) | \(if $b.floor_fraction then ($b.floor_fraction * 100 | round | tostring) + "%" else "-" end) | \($fails) |"
 	' "$state" >>"$out"
 	# best time per step, for the plot: task step time
-	for s in $(ls "$t"/state-*.jsonl | sort -t- -k2 -n); do
+	for s in $(ls "$t"/state-*.jsonl | sort -V); do
 		jq -r 'select(.best.bench.time_us.median) | "\(.task.id) \(.step) \(.best.bench.time_us.median)"' "$s"
 	done >>"$plotdata"
 done

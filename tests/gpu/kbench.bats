@@ -38,6 +38,13 @@ bench() {
 	jq -e '.bench.status == "ok" and .bench.subject == "reference" and .bench.time_us.reps >= 10' <<<"$out"
 }
 
+@test "PyTorch's times from a baselines file give bench.vs_eager and vs_compile" {
+	echo '{"tasks": {"axpy": {"eager": 100, "compile": 50}}}' >"$BATS_TEST_TMPDIR/bl.json"
+	out=$(ktask --baselines "$BATS_TEST_TMPDIR/bl.json" tests/data/tasks/axpy | kcompile | kbench -q)
+	jq -e '.bench.status == "ok" and (.bench.vs_eager * .bench.time_us.median - 100 | . * . < 1e-12)
+		and (.bench.vs_compile * .bench.time_us.median - 50 | . * . < 1e-12)' <<<"$out"
+}
+
 @test "a correct float4 kernel is ok, with times, GB/s and the floor" {
 	bench <<<"$(rec relu_good '{"launches":[{"kernel":"relu","grid":[528],"block":[256],"args":["x","y","i64:rows*cols"]}]}')"
 	[ "$st" = ok ]
@@ -130,8 +137,19 @@ $(rec relu_good)"
 @test "every reference of the pack matches float64 PyTorch at the check sizes" {
 	dump=$BATS_TEST_TMPDIR/dump
 	for t in tasks/*/; do "$D/mkrec" "$t"; done | kbench -q -s 1 --budget-ms 0 --min-reps 1 -d "$dump" >"$BATS_TEST_TMPDIR/pack.jsonl"
-	run python3 "$D/check_dump.py" tasks "$dump"
+	run python3 bench/torch-baselines.py --check "$dump" --tasks tasks
 	sed "s/^/# /" <<<"$output" >&3
 	[ "$status" -eq 0 ]
 	[ "$(jq -r .bench.status "$BATS_TEST_TMPDIR/pack.jsonl" | sort -u)" = ok ]
+}
+
+@test "the gemm family's split-precision kernels stay fp32-accurate far outside fp16's range" {
+	# h3 (3xFP16, the default here) and tiled (3xTF32) on A ~ 3e5 and
+	# B ~ 1e-7: h3's power-of-two scales must keep both in range
+	out=$(ktask --state "$D/tasks/matmul_range" |
+		jq -c '.memory.strategies = [{id: "tf32", moves: [{family: "gemm", variant: "tiled"}]}]' |
+		kgen -k 2 | kcompile | kbench -q)
+	echo "$out" | jq -c '[.candidate.variant, .bench.status, .bench.rel_l2, .bench.reason]' >&3
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "h3 tiled " ]
+	jq -e -s 'all(.bench.status == "ok" and .bench.rel_l2 < 5e-5 and .bench.weak == false)' <<<"$out"
 }

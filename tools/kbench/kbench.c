@@ -161,11 +161,15 @@ progress(const json_t *rec, const json_t *bench, long line)
 	const char *st = json_string_value(json_object_get(bench, "status"));
 	const char *why = json_string_value(json_object_get(bench, "reason"));
 	json_t *t = json_object_get(json_object_get(bench, "time_us"), "median");
+	json_t *eager = json_object_get(bench, "vs_eager");
+	char vs[48] = "";
+	if (eager)
+		snprintf(vs, sizeof(vs), ", %.3gx PyTorch eager", json_number_value(eager));
 	if (t)
-		warn_line(line, "%s %.12s: %s, %.1f us, %.3gx the reference", json_string_value(
+		warn_line(line, "%s %.12s: %s, %.1f us, %.3gx the reference%s", json_string_value(
 			json_object_get(json_object_get(rec, "task"), "id")),
 			id ? id : "reference", st, json_number_value(t),
-			json_number_value(json_object_get(bench, "speedup")));
+			json_number_value(json_object_get(bench, "speedup")), vs);
 	else
 		warn_line(line, "%s %.12s: %s%s%s", json_string_value(json_object_get(
 			json_object_get(rec, "task"), "id")), id ? id : "reference", st,
@@ -229,6 +233,7 @@ main(int argc, char **argv)
 			json_t *wall = json_object_get(bench, "wall_ms");
 			if (json_is_object(wall))
 				json_object_set_new(wall, "total", json_real(now_ms() - t0));
+			bench_vs_baselines(bench, json_object_get(rec, "task"));
 		}
 		if (!o.quiet)
 			progress(rec, bench, line);

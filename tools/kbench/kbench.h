@@ -50,6 +50,11 @@ void pool_close(struct pool *p);
 /* A bench object {"status": status, "reason": reason}. */
 json_t *bench_verdict(const char *status, const char *reason);
 
+/* Adds to bench, when it holds time_us.median, vs_eager and vs_compile:
+ * the task's baseline_us.eager and .compile (PyTorch's times) over the
+ * median, for each of the two the task has. */
+void bench_vs_baselines(json_t *bench, const json_t *task);
+
 /* Writes count elements of host data as a NumPy .npy file (format 1.0)
  * of the given shape. Returns 0 or -1 with errno set. */
 int npy_write(const char *path, const char *dtype, const int64_t *shape,

@@ -14,11 +14,15 @@
 static _Noreturn void
 usage(FILE *f, int code)
 {
-	fprintf(f, "usage: %s [-s] [-r RUN] [-l] [TASK...]\n"
-		"  TASK        a task folder or id (default: every task of the pack)\n"
-		"  -s, --state write step-0 state records instead of task records\n"
-		"  -r, --run   the run id of the state records (default \"run\")\n"
-		"  -l, --list  print a table: id, family, bound, floor us, eager us\n", argv0);
+	fprintf(f, "usage: %s [-s] [-r RUN] [-l] [-b FILE] [TASK...]\n"
+		"  TASK             a task folder or id (default: every task of the pack)\n"
+		"  -s, --state      write step-0 state records instead of task records\n"
+		"  -r, --run        the run id of the state records (default \"run\")\n"
+		"  -l, --list       print a table: id, family, bound, floor us, eager us,\n"
+		"                   compile us\n"
+		"  -b, --baselines  a baselines file (bench/torch-baselines.py) whose eager\n"
+		"                   and compile times replace the tasks' baseline_us\n"
+		"                   (default $HTAM_BASELINES; \"\" for none)\n", argv0);
 	exit(code);
 }
 
@@ -57,6 +61,71 @@ pack_ids(size_t *n)
 	return ids;
 }
 
+/* The times a baselines file gives per task, in microseconds. */
+static const char *const kinds[] = { "eager", "compile" };
+
+/* The baselines file bench/torch-baselines.py writes (docs/tasks.md):
+ * {"tasks": {ID: {"eager": US, "compile": US or null, ...}, ...}, ...}.
+ * Returns its "tasks" object (a new reference), or exits: 2 when the file
+ * cannot be read, 65 when it is not of that shape. from says where the
+ * path came from ("--baselines " or "HTAM_BASELINES="), for the errors. */
+static json_t *
+baselines_load(const char *from, const char *path)
+{
+	json_error_t je;
+	json_t *root, *tasks, *b, *v;
+	const char *id;
+	char *text;
+
+	if (!(text = read_file(path, NULL)))
+		die(EXIT_USAGE, "%s%s:", from, path);
+	root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	free(text);
+	if (!root)
+		die(EXIT_DATAERR, "%s%s: line %d, column %d: %s", from, path,
+			je.line, je.column, je.text);
+	tasks = json_object_get(root, "tasks");
+	if (!json_is_object(tasks))
+		die(EXIT_DATAERR, "%s%s: expected an object with a \"tasks\" "
+			"object, as bench/torch-baselines.py writes", from, path);
+	json_object_foreach(tasks, id, b) {
+		if (!json_is_object(b))
+			die(EXIT_DATAERR, "%s%s: tasks.%s: expected an object", from, path, id);
+		for (size_t i = 0; i < LEN(kinds); i++) {
+			v = json_object_get(b, kinds[i]);
+			if (v && !json_is_null(v) &&
+			    (!json_is_number(v) || !(json_number_value(v) > 0)))
+				die(EXIT_DATAERR, "%s%s: tasks.%s.%s: expected a positive "
+					"number of microseconds, or null", from, path, id, kinds[i]);
+		}
+	}
+	json_incref(tasks);
+	json_decref(root);
+	return tasks;
+}
+
+/* Puts the measured times of the task's entry in baselines (the "tasks"
+ * object of a baselines file) into task.baseline_us, over what task.json
+ * says. null or a missing member was not measured: task.json's stays. */
+static void
+baselines_merge(json_t *task, const json_t *baselines)
+{
+	const json_t *b = json_object_get(baselines,
+		json_string_value(json_object_get(task, "id")));
+	json_t *dst;
+
+	for (size_t i = 0; b && i < LEN(kinds); i++) {
+		const json_t *v = json_object_get(b, kinds[i]);
+		if (!json_is_number(v))
+			continue;
+		if (!(dst = json_object_get(task, "baseline_us"))) {
+			dst = json_object();
+			json_object_set_new(task, "baseline_us", dst);
+		}
+		json_object_set_new(dst, kinds[i], json_real(json_number_value(v)));
+	}
+}
+
 /* The step-0 state of a task: no best kernel yet, nothing in the history. */
 static json_t *
 initial_state(json_t *task, const char *run)
@@ -67,22 +136,31 @@ initial_state(json_t *task, const char *run)
 		"bound", task_bound(task), "floor_fraction", 0.0, "last_outcome");
 }
 
+/* A baseline time with one decimal into buf, or "-" when the task has none. */
+static const char *
+baseline_text(const json_t *task, const char *kind, char *buf, size_t len)
+{
+	const json_t *v = json_object_get(json_object_get(task, "baseline_us"), kind);
+
+	if (!v)
+		return "-";
+	snprintf(buf, len, "%.1f", json_number_value(v));
+	return buf;
+}
+
 static void
 print_row(const json_t *task)
 {
 	int64_t bytes, flops;
-	char e[256];
-	const json_t *eager = json_object_get(json_object_get(task, "baseline_us"), "eager");
-	char eager_us[32] = "-";
+	char e[256], eager[32], compile[32];
 
-	if (eager)
-		snprintf(eager_us, sizeof(eager_us), "%.1f", json_number_value(eager));
 	task_cost(task, json_object_get(task, "params"), &bytes, &flops, e, sizeof(e));
-	printf("%-22s %-14s %-8s %10.1f %10s\n",
+	printf("%-22s %-14s %-8s %10.1f %10s %10s\n",
 		json_string_value(json_object_get(task, "id")),
 		json_string_value(json_object_get(task, "family")), task_bound(task),
 		task_floor_us(bytes, flops, H200_COPY_BYTES_PER_S, H200_FP32_FLOPS_PER_S),
-		eager_us);
+		baseline_text(task, "eager", eager, sizeof(eager)),
+		baseline_text(task, "compile", compile, sizeof(compile)));
 }
 
 int
@@ -92,26 +170,32 @@ main(int argc, char *argv[])
 		{ "state", no_argument, NULL, 's' },
 		{ "run", required_argument, NULL, 'r' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "baselines", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *run = "run";
+	const char *run = "run", *bfile = getenv("HTAM_BASELINES");
+	const char *bfrom = "HTAM_BASELINES=";
+	json_t *baselines = NULL;
 	int state = 0, list = 0, c, failed = 0;
 	char **names, **pack = NULL, err[1024];
 	size_t n;
 
 	setprogname(argv[0]);
-	while ((c = getopt_long(argc, argv, "sr:lh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "sr:lb:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': state = 1; break;
 		case 'r': run = optarg; break;
 		case 'l': list = 1; break;
+		case 'b': bfile = optarg; bfrom = "--baselines "; break;
 		case 'h': usage(stdout, EXIT_OK);
 		default: usage(stderr, EXIT_USAGE);
 		}
 	}
 	if (!*run)
 		die(EXIT_USAGE, "the run id is empty");
+	if (bfile && *bfile)
+		baselines = baselines_load(bfrom, bfile);
 	if (optind < argc) {
 		names = argv + optind;
 		n = (size_t)(argc - optind);
@@ -119,7 +203,8 @@ main(int argc, char *argv[])
 		names = pack = pack_ids(&n);
 	}
 	if (list)
-		printf("%-22s %-14s %-8s %10s %10s\n", "id", "family", "bound", "floor_us", "eager_us");
+		printf("%-22s %-14s %-8s %10s %10s %10s\n", "id", "family", "bound",
+			"floor_us", "eager_us", "compile_us");
 	for (size_t i = 0; i < n; i++) {
 		char *dir = task_find(names[i]);
 		json_t *task, *rec;
@@ -136,6 +221,7 @@ main(int argc, char *argv[])
 			free(dir);
 			continue;
 		}
+		baselines_merge(task, baselines);
 		if (list)
 			print_row(task);
 		else {
@@ -149,5 +235,6 @@ main(int argc, char *argv[])
 	for (size_t i = 0; pack && i < n; i++)
 		free(pack[i]);
 	free(pack);
+	json_decref(baselines);
 	return failed ? EXIT_DATAERR : EXIT_OK;
 }

@@ -51,7 +51,9 @@ state() {
 			| select(. != $d)
 			| {id: "sweep \($v) \($k)=\(.)", moves: [{family: $f.family, variant: $v, set: {($k): .}}]}]
 			+ (if $f.family == "gemv" then [{id: "too much", moves: [{family: "gemv",
-				set: {UNROLL: 8, ROWS_PER_BLOCK: 4}}]}] else [] end)'
+				set: {UNROLL: 8, ROWS_PER_BLOCK: 4}}]}]
+			   else [{id: "too much", moves: [{family: "gemm", variant: "h3",
+				set: {WARP_M: 64, WARP_N: 64}}]}] end)'
 }
 
 # sweep TASKDIR: the task's candidates for its sweep state (the family
@@ -81,38 +83,24 @@ compiled() {
 		id=${t##*/}
 		[ "$(jq -r .task.family "$OUT/$id.cand" | head -1)" = gemm ] || continue
 		n=$(wc -l <"$OUT/$id.cand")
+		# h3's defaults first, then 7 moves of h3's knobs and 8 of
+		# tiled's (leaving h3); 22 moves, 7 refused (next test)
+		[ "$n" -eq 15 ] || { echo "$id: $n candidates"; false; }
+		[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
+			'["h3",{"TILE_M":128,"TILE_N":128,"TILE_K":64,"WARP_M":32,"WARP_N":32,"STAGES":3}]' ]
+		[ "$(jq -s -c 'group_by(.candidate.variant) | map([.[0].candidate.variant, length])' "$OUT/$id.cand")" = '[["h3",7],["tiled",8]]' ]
 		# distinct configurations, each a distinct candidate
 		[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq "$n" ]
-		case $id in
-		bmm | batched_linear_tanh)
-			# under 1024 flops per element of A and B, h3 does not
-			# serve: tiled's defaults first, and every h3 move refused
-			[ "$n" -eq 10 ] || { echo "$id: $n candidates"; false; }
-			[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
-				'["tiled",{"TC":1,"TILE_M":64,"TILE_N":128,"TILE_K":64,"WARP_M":64,"WARP_N":32,"STAGES":2}]' ]
-			[ "$(grep -c 'sweep h3 .*refused: variant h3 does not apply: 2 \* {{m}} \* {{n}} - 1024' "$OUT/$id.notes")" -eq 10 ]
-			[ "$(jq -r .candidate.variant "$OUT/$id.cand" | sort -u)" = tiled ]
-			;;
-		*)
-			# h3's defaults first, then 7 moves of tiled's knobs
-			# (leaving h3) and 7 of h3's
-			[ "$n" -eq 15 ] || { echo "$id: $n candidates"; false; }
-			[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
-				'["h3",{"TILE_M":128,"TILE_N":128,"TILE_K":32,"WARP_M":64,"WARP_N":32,"STAGES":5}]' ]
-			[ "$(jq -s -c 'group_by(.candidate.variant) | map([.[0].candidate.variant, length])' "$OUT/$id.cand")" = '[["h3",7],["tiled",8]]' ]
-			;;
-		esac
 	done
 }
 
 @test "gemm moves past a constraint are refused with the constraint's reason" {
 	notes=$OUT/matmul_square.notes
-	grep -q 'sweep tiled TILE_M=256 .*refused: .* = 98304 is above 65536: the block.s threads' "$notes"
-	grep -q 'sweep tiled WARP_N=64 .*refused: WARP_M \* WARP_N = 4096 is above 2048: a warp keeps two accumulators' "$notes"
-	grep -q 'sweep h3 TILE_K=64 .*refused: .* = 368640 is above 232448: STAGES padded tiles of A and B, each a hi and a lo plane' "$notes"
-	grep -q 'sweep h3 TILE_N=256 .*refused: .* = 98304 is above 65536' "$notes"
-	[ "$(grep -c refused "$notes")" -eq 6 ]
-	grep -q 'sweep tiled STAGES=5 .*refused: .* = 261120 is above 232448: STAGES padded tiles' "$OUT/bmm.notes"
+	grep -q 'sweep tiled TILE_M=256 .*refused: .* = 131072 is above 65536: the block.s threads' "$notes"
+	grep -q 'sweep tiled STAGES=5 .*refused: .* = 348160 is above 232448: STAGES padded tiles of A and B must fit' "$notes"
+	grep -q 'sweep h3 STAGES=5 .*refused: .* = 368640 is above 232448: STAGES padded tiles of A and B, each a hi and a lo plane' "$notes"
+	grep -q 'too much .*refused: WARP_M \* WARP_N = 4096 is above 2048: a warp keeps two accumulators' "$notes"
+	[ "$(grep -c refused "$notes")" -eq 7 ]
 }
 
 @test "every gemv knob value renders; two knobs together past the constraint are refused" {
@@ -157,8 +145,13 @@ compiled() {
 	# the planes: hi and lo of A and B, rows padded to 8 halves, as floats
 	run jq -c '.candidate.launch.workspace | map(.count)' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
 	[ "$output" = '["1 * (m) * cdiv((k), 8) * 8","(0 * (1 - 1) + 1) * max((n) * cdiv((k), 8), (k) * cdiv((n), 8)) * 8","2 + 2 * 1024"]' ]
-	run jq -c '.candidate.launch.launches[0] | [.grid, .args]' <(head -1 "$OUT/bmm.cand")
-	[ "$output" = '[["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"],["C","i64:(m)","i64:(n)","i64:(k)","A","B"]]' ]
+	# batched: A and B of every batch scaled and split, one product per batch
+	run jq -c '.candidate.launch.launches | map(.args[1]), .[3].grid' <(head -1 "$OUT/bmm.cand")
+	[ "${lines[0]}" = '["i64:(batch) * (m) * (k)","i64:(batch)","i64:1 * ((batch) - 1) + 1","i64:(m)"]' ]
+	[ "${lines[1]}" = '["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"]' ]
+	# tiled reads A and B themselves
+	run jq -c 'select(.candidate.variant == "tiled") | .candidate.launch.launches[0] | [.grid, .args]' "$OUT/bmm.cand"
+	[ "${lines[0]}" = '[["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"],["C","i64:(m)","i64:(n)","i64:(k)","A","B"]]' ]
 }
 
 @test "the gemm source carries the task's spec: layout, bias, batching, epilogue" {

@@ -212,7 +212,7 @@ INSERT INTO strategies (id, direction, text, moves, risk) VALUES
 ('tc_3xfp16', 'tensor_cores_precision',
  '3xFP16 on tensor cores: scale A and B by a power of two from their largest magnitude, split each into fp16 hi and lo planes once (two small kernels), then hi*hi + hi*lo + lo*hi with mma.sync m16n8k16: the same 22 bits per operand as 3xTF32 at half the tensor work (H200: 4096^3 in 1225 us against 1889 for 3xTF32, rel_l2 3e-7).',
  '[{"family":"gemm","variant":"h3"}]',
- 'The split costs about three passes over A and B, which short products feel (bmm 512x2048x1024: 3864 against 3959 us for 3xTF32, not 1.5x); values under 2^-37 of the largest count as zero.'),
+ 'The split costs about three passes over A and B, which short products feel (bmm 512x2048x1024: 3864 against 3959 us for 3xTF32, not 1.5x); one scale per operand: values more than about 2^15 below its largest lose bits, under 2^-38 of it they count as zero.'),
 ('tc_mma_tiling', 'tensor_cores_precision',
  'Tensor-core friendly tiling: 64x32 warp tiles built from m16n8k8 fragments loaded with ldmatrix from a swizzled shared-memory layout (no bank conflicts), TILE_K=32, STAGES=4.',
  '[{"family":"gemm","set":{"TC":1,"WARP_M":64,"WARP_N":32,"TILE_K":32,"STAGES":4}}]',

@@ -151,5 +151,15 @@ $(rec relu_good)"
 		kgen -k 2 | kcompile | kbench -q)
 	echo "$out" | jq -c '[.candidate.variant, .bench.status, .bench.rel_l2, .bench.reason]' >&3
 	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "h3 tiled " ]
-	jq -e -s 'all(.bench.status == "ok" and .bench.rel_l2 < 5e-5 and .bench.weak == false)' <<<"$out"
+	# measured 1.7e-7 (h3) and 5.6e-7 (tiled) on the H200; the task allows 5e-5
+	jq -e -s 'all(.bench.status == "ok" and .bench.rel_l2 < 2e-6 and .bench.weak == false)' <<<"$out"
+}
+
+@test "the gemm family's kernels are correct on a batched F.linear (B stored N x K, per batch)" {
+	out=$(ktask --state tests/data/kgen-gemm/batched_linear_tanh |
+		jq -c '.memory.strategies = [{id: "tf32", moves: [{family: "gemm", variant: "tiled"}]}]' |
+		kgen -k 2 | kcompile | kbench -q)
+	echo "$out" | jq -c '[.candidate.variant, .bench.status, .bench.rel_l2, .bench.reason]' >&3
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "h3 tiled " ]
+	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }

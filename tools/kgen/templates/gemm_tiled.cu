@@ -28,13 +28,19 @@
  *         value s = x * 2^e into hi = fp16(s) (rounded) and lo =
  *         fp16(s - hi), both fp16 planes with rows padded to a multiple of
  *         8 (16 bytes) in a workspace. The scale keeps hi far from fp16's
- *         overflow (65504) and lo out of its subnormals for every value
- *         within 2^-17 of the largest; smaller values keep an absolute
- *         error below 2^-37 of the largest, and values under 2^-37 of it
- *         count as zero. The product is unscaled exactly (scalbnf) before
- *         the bias and the epilogue. Inf and NaN propagate (lo of an
- *         infinite hi is 0). The GEMM reads the planes with ldmatrix (.trans
- *         for B stored K x N); a_lo*b_lo is dropped as for 3xTF32.
+ *         overflow (65504), and values within about 2^-15 of the operand's
+ *         largest keep 3xTF32's precision; below that lo falls into fp16's
+ *         subnormals and bits go (two at 2^-17 of the largest), and values
+ *         under about 2^-38 of it count as zero. One scale serves a whole
+ *         operand (every batch): an operand whose rows or columns differ
+ *         in magnitude by more than about 2^15 loses accuracy where 3xTF32
+ *         would not, and kbench's checks at the task's inputs are what
+ *         catch it. The product is unscaled exactly (scalbnf) before the
+ *         bias and the epilogue. NaN propagates; an infinite operand gives
+ *         NaN in some outputs where fp32 gives +-inf (lo of an infinite hi
+ *         is 0, but a_lo * inf is NaN when a_lo is 0). The GEMM reads the
+ *         planes with ldmatrix (.trans for B stored K x N); a_lo*b_lo is
+ *         dropped as for 3xTF32.
  *
  * All sum each k-tile into a partial accumulator that is then added to
  * the running sum. The tensor cores' fp32 additions truncate: summed
@@ -72,10 +78,10 @@
  * Floats: k-contiguous rows by 4 floats (with TILE_K 16, 32 or 64, eight
  * consecutive rows start on eight distinct groups of 4 banks),
  * n-contiguous rows by 8 floats (rows k = t, t < 4, put column g on bank
- * 8 * t + g). fp16 (h3): every row by 8 halves, 16 bytes (rows of 48,
- * 80, 144, 272 or 528 bytes: eight consecutive rows start on eight
- * distinct groups of 4 banks). A stage holds A's tile and B's (h3: each
- * as a hi and a lo plane). */
+ * 8 * t + g). fp16 (h3): every row by 8 halves, 16 bytes (rows of 80,
+ * 144, 272 or 528 bytes: eight consecutive rows start on eight distinct
+ * groups of 4 banks). A stage holds A's tile and B's (h3: each as a hi
+ * and a lo plane). */
 #if defined(VARIANT_h3)
 typedef unsigned short elem_t; /* an fp16 value's bits */
 #define PAD 8
@@ -162,8 +168,9 @@ static __device__ __forceinline__ void tile_origin(long long M, long long N,
 
 /* A thread's share of the copies of one operand, tile after tile: the
  * ROWS x COLS tile at the current (row, col) of a row-major matrix goes to
- * a stage buffer of LD elements per row (PLANES planes of ROWS * LD, from
- * planes of the matrix plane elements apart). The thread copies chunks
+ * a stage buffer of LD elements per row. With PLANES 2 (h3) the matrix is
+ * two planes, hi and lo, plane elements apart, and so is the buffer, ROWS
+ * * LD elements apart. The thread copies chunks
  * of 16 bytes, tile rows r + i * STEP at column q, with 16-byte copies
  * when vec (row length a multiple of 16 bytes and the matrix 16-byte
  * aligned, so a chunk is wholly inside the matrix or wholly outside),
@@ -196,7 +203,8 @@ struct tile_copy {
 	__device__ __forceinline__ void issue(elem_t *dst, const elem_t *safe,
 		long long ld, long long plane, int rows, int cols, bool vec) const
 	{
-		if (vec) {
+		/* h3's planes are always vec: the 4-byte path copies floats */
+		if (PLANES == 2 || vec) {
 #pragma unroll
 			for (int i = 0; i < CDIV(ROWS, STEP); i++) {
 				if (ROWS % STEP != 0 && r + i * STEP >= ROWS)

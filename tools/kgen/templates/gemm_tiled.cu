@@ -319,6 +319,57 @@ static __device__ __forceinline__ void ldsm_x4(unsigned *r, const void *p)
 		: "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
 		: "r"(smem_addr(p)));
 }
+
+/* The variant's mma.sync: m16n8k16 on fp16 (h3) or m16n8k8 on tf32, both
+ * with fragments of four a and two b registers as the PTX ISA lays them
+ * out (a0..a3 rows g, g + 8 at the low and high halves of k; b0, b1 the
+ * low and high halves of k at n g) and fp32 accumulators. */
+#if defined(VARIANT_h3)
+#define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#else
+#define MMA_OP "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+#endif
+
+/* d += a @ b for one tile. */
+static __device__ __forceinline__ void mma(float *d, const unsigned *a,
+	const unsigned *b)
+{
+	asm(MMA_OP "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		"{%0, %1, %2, %3};\n"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* d = a @ b for one tile. */
+static __device__ __forceinline__ void mma_first(float *d, const unsigned *a,
+	const unsigned *b)
+{
+	asm(MMA_OP "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		"{%10, %10, %10, %10};\n"
+		: "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+		  "f"(0.0f));
+}
+
+/* part (= when first, else +=) the warp's split product of one k-step,
+ * a_lo*b_hi + a_hi*b_lo + a_hi*b_hi: the small terms first, then the
+ * large one. */
+static __device__ __forceinline__ void mma_split(float (&part)[MI][NJ][4],
+	const unsigned (&ah)[MI][4], const unsigned (&al)[MI][4],
+	const unsigned (&bh)[NJ][2], const unsigned (&bl)[NJ][2], bool first)
+{
+#pragma unroll
+	for (int i = 0; i < MI; i++)
+#pragma unroll
+		for (int j = 0; j < NJ; j++) {
+			if (first)
+				mma_first(part[i][j], al[i], bh[j]);
+			else
+				mma(part[i][j], al[i], bh[j]);
+			mma(part[i][j], ah[i], bl[j]);
+			mma(part[i][j], ah[i], bh[j]);
+		}
+}
 #endif
 
 #if defined(VARIANT_h3)
@@ -467,30 +518,6 @@ gemm_h3_split(const float *__restrict__ x, long long mats, long long mn,
 
 /* ---- 3xFP16: the product ---- */
 
-/* d += a @ b for one m16n8k16 tile of fp16 (fragments as the PTX ISA lays
- * out: a0..a3 rows g, g + 8 at k 2t, 2t + 8; b0, b1 k 2t, 2t + 8 at n g). */
-static __device__ __forceinline__ void mma_f16(float *d, const unsigned *a,
-	const unsigned *b)
-{
-	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-		"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-		"{%0, %1, %2, %3};\n"
-		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-/* d = a @ b for one m16n8k16 tile. */
-static __device__ __forceinline__ void mma_f16_first(float *d,
-	const unsigned *a, const unsigned *b)
-{
-	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-		"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-		"{%10, %10, %10, %10};\n"
-		: "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-		  "f"(0.0f));
-}
-
 /* As ldsm_x4, each 8 x 8 block transposed: lane l gets elements
  * (2 (l % 4), l / 4) and (2 (l % 4) + 1, l / 4) of each. */
 static __device__ __forceinline__ void ldsm_x4_t(unsigned *r, const void *p)
@@ -543,18 +570,7 @@ static __device__ __forceinline__ void stage_mma(const elem_t *sa,
 			bh[j][0] = rh[0], bh[j][1] = rh[1], bh[j + 1][0] = rh[2], bh[j + 1][1] = rh[3];
 			bl[j][0] = rl[0], bl[j][1] = rl[1], bl[j + 1][0] = rl[2], bl[j + 1][1] = rl[3];
 		}
-		/* The small terms first, then the large one. */
-#pragma unroll
-		for (int i = 0; i < MI; i++)
-#pragma unroll
-			for (int j = 0; j < NJ; j++) {
-				if (kk == 0)
-					mma_f16_first(part[i][j], al[i], bh[j]);
-				else
-					mma_f16(part[i][j], al[i], bh[j]);
-				mma_f16(part[i][j], ah[i], bl[j]);
-				mma_f16(part[i][j], ah[i], bh[j]);
-			}
+		mma_split(part, ah, al, bh, bl, kk == 0);
 		if (kk == 0)
 			between();
 	}
@@ -574,29 +590,6 @@ static __device__ __forceinline__ void split_tf32(float x, unsigned *hi,
 
 	*hi = h;
 	*lo = __float_as_uint(x - __uint_as_float(h));
-}
-
-/* d += a @ b for one m16n8k8 tile (fragments as the PTX ISA lays out). */
-static __device__ __forceinline__ void mma_tf32(float *d, const unsigned *a,
-	const unsigned *b)
-{
-	asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-		"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-		"{%0, %1, %2, %3};\n"
-		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-/* d = a @ b for one m16n8k8 tile. */
-static __device__ __forceinline__ void mma_tf32_first(float *d,
-	const unsigned *a, const unsigned *b)
-{
-	asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-		"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-		"{%10, %10, %10, %10};\n"
-		: "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-		: "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-		  "f"(0.0f));
 }
 
 /* part = this warp's share of one stage's A tile @ B tile; calls between()
@@ -649,18 +642,7 @@ static __device__ __forceinline__ void stage_mma(const float *sa,
 			split_tf32(pb[(kk + 4) * LDB + j * 8], &bh[j][1], &bl[j][1]);
 		}
 #endif
-		/* The small terms first, then the large one. */
-#pragma unroll
-		for (int i = 0; i < MI; i++)
-#pragma unroll
-			for (int j = 0; j < NJ; j++) {
-				if (kk == 0)
-					mma_tf32_first(part[i][j], al[i], bh[j]);
-				else
-					mma_tf32(part[i][j], al[i], bh[j]);
-				mma_tf32(part[i][j], ah[i], bl[j]);
-				mma_tf32(part[i][j], ah[i], bh[j]);
-			}
+		mma_split(part, ah, al, bh, bl, kk == 0);
 		if (kk == 0)
 			between();
 	}

@@ -325,11 +325,17 @@ kplan_free(struct kplan *kp)
 }
 
 int
-kplan_launch(struct kplan *kp, const struct bufname *bufs, int nbufs)
+kplan_poison(struct kplan *kp)
 {
 	for (int i = 0; i < kp->p.nworkspace; i++)
 		if (dbuf_poison(&kp->ws[i], POISON_A) < 0)
 			return -1;
+	return 0;
+}
+
+int
+kplan_launch(struct kplan *kp, const struct bufname *bufs, int nbufs)
+{
 	for (int i = 0; i < kp->p.nlaunch; i++) {
 		struct plan_launch *l = &kp->p.launch[i];
 		union { CUdeviceptr p; int32_t i32; int64_t i64; float f32; double f64; }

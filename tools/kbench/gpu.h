@@ -102,8 +102,11 @@ struct bufname {
  * when memory runs out. */
 int kplan_ready(struct kplan *kp, CUmodule mod, char *why, size_t whylen);
 void kplan_free(struct kplan *kp);
-/* Poisons the workspace (POISON_A), then launches every
- * kernel in order on the stream (asynchronous). */
+/* Fills every workspace with POISON_A (asynchronous), so a plan that
+ * reads workspace it did not write in this run reads NaN. */
+int kplan_poison(struct kplan *kp);
+/* Launches every kernel in order on the stream (asynchronous); the
+ * caller poisons the workspace first, outside any timed region. */
 int kplan_launch(struct kplan *kp, const struct bufname *bufs, int nbufs);
 
 #endif

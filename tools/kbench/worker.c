@@ -313,7 +313,7 @@ buffers(struct sizeset *s, struct dbuf *outs, struct bufname *b)
 
 static void sizes_text(const json_t *sizes, char *buf, size_t n);
 
-/* Poisons the outputs, runs the plan and waits for it. */
+/* Poisons the outputs and the workspace, runs the plan and waits for it. */
 static int
 run_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poison,
 	struct verdict *v)
@@ -323,6 +323,7 @@ run_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poison
 	for (int i = 0; i < s->nt; i++)
 		if (!s->t[i].input)
 			GPU(dbuf_poison(outs ? &outs[i] : &s->t[i].buf, poison));
+	GPU(kplan_poison(kp));
 	GPU(kplan_launch(kp, b, nb));
 	CUresult e = cu.cuStreamSynchronize(G.stream);
 	if (e != CUDA_SUCCESS) {
@@ -685,8 +686,9 @@ median_of(const double *t, int n, double *scratch)
 }
 
 /* Times a plan at size set 0 on the inputs there: a warm-up, then
- * batches of runs, each on poisoned outputs after an L2 flush, timed by
- * its own pair of events, until there are min_reps and the median moved
+ * batches of runs, each on poisoned outputs and workspace after an L2
+ * flush, timed by its own pair of events (the poison and the flush are
+ * outside them), until there are min_reps and the median moved
  * by less than 0.5% over the last batch, or the time budget is spent. */
 static int
 time_plan(struct kplan *kp, const json_t *opts, struct timing *tm, struct verdict *v)
@@ -710,7 +712,7 @@ time_plan(struct kplan *kp, const json_t *opts, struct timing *tm, struct verdic
 			for (int i = 0; i < s->nt; i++)
 				if (!s->t[i].input && dbuf_poison(&s->t[i].buf, POISON_A) < 0)
 					goto gpufail;
-			if (gpu_flush_l2() < 0 || cu.cuEventRecord(ev[2 * r], G.stream)
+			if (kplan_poison(kp) < 0 || gpu_flush_l2() < 0 || cu.cuEventRecord(ev[2 * r], G.stream)
 				|| kplan_launch(kp, b, nb) < 0
 				|| cu.cuEventRecord(ev[2 * r + 1], G.stream))
 				goto gpufail;

@@ -98,7 +98,7 @@ compiled() {
 	notes=$OUT/matmul_square.notes
 	grep -q 'sweep tiled TILE_M=256 .*refused: .* = 131072 is above 65536: the block.s threads' "$notes"
 	grep -q 'sweep tiled STAGES=5 .*refused: .* = 348160 is above 232448: STAGES padded tiles of A and B must fit' "$notes"
-	grep -q 'sweep h3 STAGES=5 .*refused: .* = 373760 is above 232448: STAGES padded tiles of A and B, each a hi and a lo plane' "$notes"
+	grep -q 'sweep h3 STAGES=5 .*refused: .* = 368640 is above 232448: STAGES padded tiles of A and B, each a hi and a lo plane' "$notes"
 	grep -q 'too much .*refused: WARP_M \* WARP_N = 4096 is above 2048: a warp keeps two accumulators' "$notes"
 	[ "$(grep -c refused "$notes")" -eq 7 ]
 }
@@ -137,18 +137,17 @@ compiled() {
 }
 
 @test "the gemm launch plans pass the task's inputs last, bias and all" {
-	# h3: split A, split B (planes and unscale factors), then the product from them
+	# h3: scale, split A, split B, then the product from the fp16 planes
 	run jq -c '.candidate.launch.launches | map(.kernel)' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
-	[ "$output" = '["gemm_h3_split","gemm_h3_split","gemm_h3"]' ]
-	run jq -c '.candidate.launch.launches[2].args' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
-	[ "$output" = '["y","i64:(m)","i64:(n)","i64:(k)","h3_a","h3_b","h3_fa","h3_fb","x","W","b"]' ]
-	# the planes, hi and lo of A and B with rows padded to 8 halves, as floats;
-	# a factor a TILE_K-long piece of each row of A and column of B
+	[ "$output" = '["gemm_h3_absmax","gemm_h3_split","gemm_h3_split","gemm_h3"]' ]
+	run jq -c '.candidate.launch.launches[3].args' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
+	[ "$output" = '["y","i64:(m)","i64:(n)","i64:(k)","h3_a","h3_b","h3_scale","x","W","b"]' ]
+	# the planes: hi and lo of A and B, rows padded to 8 halves, as floats
 	run jq -c '.candidate.launch.workspace | map(.count)' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
-	[ "$output" = '["1 * (m) * cdiv((k), 8) * 8","(0 * (1 - 1) + 1) * max((n) * cdiv((k), 8), (k) * cdiv((n), 8)) * 8","1 * (m) * cdiv((k), TILE_K)","(0 * (1 - 1) + 1) * (n) * cdiv((k), TILE_K)"]' ]
-	# batched: A and B of every batch split, one product per batch
-	run jq -c '.candidate.launch.launches | map(.args[1]), .[2].grid' <(head -1 "$OUT/bmm.cand")
-	[ "${lines[0]}" = '["i64:(batch)","i64:1 * ((batch) - 1) + 1","i64:(m)"]' ]
+	[ "$output" = '["1 * (m) * cdiv((k), 8) * 8","(0 * (1 - 1) + 1) * max((n) * cdiv((k), 8), (k) * cdiv((n), 8)) * 8","2 + 2 * 1024"]' ]
+	# batched: A and B of every batch scaled and split, one product per batch
+	run jq -c '.candidate.launch.launches | map(.args[1]), .[3].grid' <(head -1 "$OUT/bmm.cand")
+	[ "${lines[0]}" = '["i64:(batch) * (m) * (k)","i64:(batch)","i64:1 * ((batch) - 1) + 1","i64:(m)"]' ]
 	[ "${lines[1]}" = '["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"]' ]
 	# tiled reads A and B themselves
 	run jq -c 'select(.candidate.variant == "tiled") | .candidate.launch.launches[0] | [.grid, .args]' "$OUT/bmm.cand"

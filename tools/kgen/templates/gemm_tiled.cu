@@ -22,31 +22,25 @@
  *         fallback.
  *   variant h3: split precision in fp16 (3xFP16), mma.sync m16n8k16, half
  *         the tensor work of 3xTF32 for the same 22 bits of each operand.
- *         A small kernel runs first on each operand, gemm_h3_split: it
- *         cuts every row of A and every column of op(B) into pieces of
- *         TILE_K values along k (a k-tile's), scales each piece by the
- *         power of two 2^e that puts its largest finite magnitude in
- *         [2^13, 2^14), and splits every value s = x * 2^e into hi =
- *         fp16(s) (rounded) and lo = fp16(s - hi), both fp16 planes with
- *         rows padded to a multiple of 8 (16 bytes) in a workspace, and
- *         writes the piece's unscale factor 2^-e; one pass over A and B,
- *         each piece held in registers between its largest magnitude and
- *         its split. The scale keeps hi far from fp16's overflow (65504);
- *         values within about 2^-15 of their piece's largest keep 3xTF32's
- *         precision, below that lo falls into fp16's subnormals and bits
- *         go (two at 2^-17 of the largest), and values under about 2^-38
- *         of it count as zero: what matters is the spread of magnitudes
- *         within TILE_K neighbouring values of one row or column, not
- *         across the matrix. The GEMM copies each k-tile's factors with
- *         its tiles and adds the tile's partial product times a_f * b_f
- *         to the running sum, exactly (powers of two), before the bias and
- *         the epilogue; outputs below about 2^-123 in magnitude, where
- *         fp32 itself runs out of normal numbers, may lose their bits or
- *         read as zero. NaN propagates; an infinite operand gives NaN in
- *         some outputs where fp32 gives +-inf (lo of an infinite hi is 0,
- *         but a_lo * inf is NaN when a_lo is 0). The GEMM reads the planes
- *         with ldmatrix (.trans for B stored K x N); a_lo*b_lo is dropped
- *         as for 3xTF32.
+ *         Two small kernels run first: gemm_h3_absmax finds the largest
+ *         finite magnitude of A and of B, and gemm_h3_split scales each by
+ *         a power of two 2^e that puts it in [2^13, 2^14) and splits every
+ *         value s = x * 2^e into hi = fp16(s) (rounded) and lo =
+ *         fp16(s - hi), both fp16 planes with rows padded to a multiple of
+ *         8 (16 bytes) in a workspace. The scale keeps hi far from fp16's
+ *         overflow (65504), and values within about 2^-15 of the operand's
+ *         largest keep 3xTF32's precision; below that lo falls into fp16's
+ *         subnormals and bits go (two at 2^-17 of the largest), and values
+ *         under about 2^-38 of it count as zero. One scale serves a whole
+ *         operand (every batch): an operand whose rows or columns differ
+ *         in magnitude by more than about 2^15 loses accuracy where 3xTF32
+ *         would not, and kbench's checks at the task's inputs are what
+ *         catch it. The product is unscaled exactly (scalbnf) before the
+ *         bias and the epilogue. NaN propagates; an infinite operand gives
+ *         NaN in some outputs where fp32 gives +-inf (lo of an infinite hi
+ *         is 0, but a_lo * inf is NaN when a_lo is 0). The GEMM reads the
+ *         planes with ldmatrix (.trans for B stored K x N); a_lo*b_lo is
+ *         dropped as for 3xTF32.
  *
  * All sum each k-tile into a partial accumulator that is then added to
  * the running sum. The tensor cores' fp32 additions truncate: summed
@@ -108,9 +102,6 @@ typedef float elem_t;
 #endif
 #define A_STAGE (PLANES * A_TILE)
 #define B_STAGE (PLANES * B_TILE)
-/* h3's unscale factors of a stage: TILE_M of A's rows, TILE_N of B's
- * columns (floats, after the stages of A and B) */
-#define F_STAGE (TILE_M + TILE_N)
 
 /* Tile rows of C that consecutive blocks cover before moving along n, so
  * that blocks running together share panels of A and B in L2. */
@@ -263,21 +254,17 @@ struct stage_copy {
 #endif
 	const elem_t *A, *B;
 	long long lda, ldb, plane_a, plane_b;
-	int M, N, K, tid;
+	int M, N, K;
 	bool vec_a, vec_b;
-#if defined(VARIANT_h3)
-	const float *fa, *fb; /* the current k-tile's factors of row m0, column n0 */
-	int fm, fn;           /* rows and columns of C from m0 and n0 on */
-#endif
 
 	__device__ __forceinline__ void init(const elem_t *A_, const elem_t *B_,
 		long long M_, long long N_, long long K_, long long lda_,
 		long long ldb_, long long plane_a_, long long plane_b_,
-		long long m0, long long n0, int tid_)
+		long long m0, long long n0, int tid)
 	{
 		const int ch = 16 / sizeof(elem_t);
 
-		A = A_, B = B_, M = (int)M_, N = (int)N_, K = (int)K_, tid = tid_;
+		A = A_, B = B_, M = (int)M_, N = (int)N_, K = (int)K_;
 		lda = lda_, ldb = ldb_, plane_a = plane_a_, plane_b = plane_b_;
 		vec_a = lda % ch == 0 && ((unsigned long long)A & 15) == 0;
 		vec_b = ldb % ch == 0 && ((unsigned long long)B & 15) == 0;
@@ -289,34 +276,10 @@ struct stage_copy {
 #endif
 	}
 
-#if defined(VARIANT_h3)
-	/* The unscale factors (gemm_h3_split) of the first k-tile: fa_ of
-	 * A's M rows, fb_ of B's N columns, a k-tile's after the other's. */
-	__device__ __forceinline__ void init_factors(const float *fa_,
-		const float *fb_, long long M_, long long N_, long long m0,
-		long long n0)
+	/* Starts copying the current k-tile into sa, sb and moves to the next.
+	 * A row of A (or of B nk) is lda (ldb) long: K, or K padded (h3). */
+	__device__ __forceinline__ void issue_next(elem_t *sa, elem_t *sb)
 	{
-		fa = fa_ + m0, fb = fb_ + n0;
-		fm = (int)(M_ - m0), fn = (int)(N_ - n0);
-	}
-#endif
-
-	/* Starts copying the current k-tile into sa, sb (and h3's factors
-	 * into sf: 0 past C's edges) and moves to the next. A row of A (or of
-	 * B nk) is lda (ldb) long: K, or K padded (h3). */
-	__device__ __forceinline__ void issue_next(elem_t *sa, elem_t *sb, float *sf)
-	{
-#if defined(VARIANT_h3)
-		for (int i = tid; i < TILE_M + TILE_N; i += THREADS) {
-			const bool ok = i < TILE_M ? i < fm : i - TILE_M < fn;
-
-			cp_async4(sf + i, !ok ? fa : i < TILE_M ? fa + i : fb + (i - TILE_M),
-				ok ? 4 : 0);
-		}
-		fa += M, fb += N;
-#else
-		(void)sf;
-#endif
 		a.issue(sa, A, lda, plane_a, M, (int)lda, vec_a);
 		a.next(lda, 0, TILE_K);
 #if B_NK
@@ -329,10 +292,12 @@ struct stage_copy {
 	}
 };
 
-/* v plus the bias of column col, through the epilogue. */
-static __device__ __forceinline__ float finish(float v, const float *bias,
-	long long col)
+/* v (times 2^sh) plus the bias of column col, through the epilogue. */
+static __device__ __forceinline__ float finish(float v, int sh,
+	const float *bias, long long col)
 {
+	if (sh)
+		v = scalbnf(v, sh);
 	if (HAS_BIAS)
 		v += __ldg(bias + col);
 	return gemm_epilogue(v);
@@ -408,7 +373,7 @@ static __device__ __forceinline__ void mma_split(float (&part)[MI][NJ][4],
 #endif
 
 #if defined(VARIANT_h3)
-/* ---- 3xFP16: the split kernel ---- */
+/* ---- 3xFP16: the scale and split kernels ---- */
 
 /* fp16 bits of x rounded to nearest, and back. */
 static __device__ __forceinline__ unsigned short h3_f16(float x)
@@ -427,6 +392,25 @@ static __device__ __forceinline__ float h3_f32(unsigned short h)
 	return x;
 }
 
+/* The largest m over a block of 256 threads, returned to every thread. */
+static __device__ __forceinline__ float h3_block_max(float m)
+{
+	__shared__ float h3_red[8];
+
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+	if (threadIdx.x % 32 == 0)
+		h3_red[threadIdx.x / 32] = m;
+	__syncthreads();
+	m = h3_red[0];
+#pragma unroll
+	for (int w = 1; w < 8; w++)
+		m = fmaxf(m, h3_red[w]);
+	__syncthreads();
+	return m;
+}
+
 /* |x| where finite, else 0. */
 static __device__ __forceinline__ float h3_mag(float x)
 {
@@ -435,159 +419,101 @@ static __device__ __forceinline__ float h3_mag(float x)
 	return m < __int_as_float(0x7f800000) ? m : 0.0f;
 }
 
-/* The exponent e that puts m, a piece's largest finite magnitude, in
- * [2^13, 2^14): 0 for a piece of zeros, at most 149 so that the unscale
- * factor 2^-e is a float. */
-static __device__ __forceinline__ int h3_exp(float m)
+/* Grid (G, 2), 256 threads: block (b, o) writes the largest finite
+ * magnitude of its share of operand o (0: a, na values; 1: b) to
+ * scale[2 + o * G + b]. */
+extern "C" __global__ void __launch_bounds__(256)
+gemm_h3_absmax(const float *__restrict__ a, long long na,
+	const float *__restrict__ b, long long nb, int *__restrict__ scale)
 {
-	return m > 0.0f ? min(13 - ilogbf(m), 149) : 0;
-}
+	const float *x = blockIdx.y ? b : a;
+	const long long n = blockIdx.y ? nb : na;
+	const long long stride = (long long)gridDim.x * 256;
+	long long i = (long long)blockIdx.x * 256 + threadIdx.x, done = 0;
+	float m = 0.0f;
 
-/* The planes' bits of x0 2^e0 and x1 2^e1 side by side: hi = fp16(s)
- * rounded and lo = fp16(s - hi) of each s (lo 0 where hi is infinite, an
- * infinite x, rather than NaN). */
-static __device__ __forceinline__ void h3_split2(float x0, float x1, int e0,
-	int e1, unsigned *hi, unsigned *lo)
-{
-	const float x[2] = {x0, x1};
-	const int e[2] = {e0, e1};
-	unsigned short h[2], l[2];
+	if (((unsigned long long)x & 15) == 0) {
+		const float4 *x4 = reinterpret_cast<const float4 *>(x);
 
-#pragma unroll
-	for (int d = 0; d < 2; d++) {
-		const float s = scalbnf(x[d], e[d]);
-		const float back = h3_f32(h[d] = h3_f16(s));
+		for (long long j = i; j < n / 4; j += stride) {
+			const float4 v = __ldcs(x4 + j);
 
-		l[d] = h3_f16(fabsf(back) < __int_as_float(0x7f800000) ? s - back : 0.0f);
+			m = fmaxf(m, fmaxf(fmaxf(h3_mag(v.x), h3_mag(v.y)),
+				fmaxf(h3_mag(v.z), h3_mag(v.w))));
+		}
+		done = n / 4 * 4;
 	}
-	*hi = h[0] | (unsigned)h[1] << 16;
-	*lo = l[0] | (unsigned)l[1] << 16;
+	for (long long j = done + i; j < n; j += stride)
+		m = fmaxf(m, h3_mag(x[j]));
+	m = h3_block_max(m);
+	if (threadIdx.x == 0)
+		reinterpret_cast<float *>(scale)[2 + blockIdx.y * gridDim.x + blockIdx.x] = m;
 }
 
-/* Pieces along rows (A, and B stored N x K): rows of cols values, mn rows
- * a matrix; a piece is TILE_K values of a row, 8 a lane, split by G =
- * TILE_K / 8 neighbouring lanes that share its largest magnitude. Warps
- * step through the pieces whole, so that every lane takes part in the
- * shuffles. */
-static __device__ __forceinline__ void h3_split_rows(const float *x,
-	long long rows, long long cols, long long mn, unsigned short *h, float *f)
+/* Grid (G) as gemm_h3_absmax's, 256 threads: splits operand o (0: A, 1:
+ * B) into the fp16 planes hi and lo at h (lo right after hi), rows padded
+ * to a multiple of 8 elements with zeros, and writes its scale exponent
+ * e to scale[o]. The operand is mats row-major matrices of mn x k (A;
+ * B nk), or of k x mn (B kn). */
+extern "C" __global__ void __launch_bounds__(256)
+gemm_h3_split(const float *__restrict__ x, long long mats, long long mn,
+	long long k, unsigned short *__restrict__ h, int *__restrict__ scale,
+	int o)
 {
-	const int G = TILE_K / 8, lane = threadIdx.x & 31;
-	const long long kts = CDIV(cols, TILE_K), cp = CDIV(cols, 8) * 8;
-	const long long units = rows * kts * G, stride = (long long)gridDim.x * blockDim.x;
+	const float *part = reinterpret_cast<const float *>(scale) + 2 + o * gridDim.x;
+	const bool kn = o == 1 && !B_NK;
+	const long long rows = mats * (kn ? k : mn), cols = kn ? mn : k;
+	const long long cp = CDIV(cols, 8) * 8, chunks = rows * (cp / 8);
 	const bool vec = (cols & 3) == 0 && ((unsigned long long)x & 15) == 0;
 	unsigned short *lo = h + rows * cp;
+	float m = 0.0f;
 
-	for (long long u0 = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31);
-		u0 < units; u0 += stride) {
-		const long long u = u0 + lane, piece = u / G;
-		const long long r = piece / kts, kt = piece % kts, k0 = kt * TILE_K + u % G * 8;
-		const bool in = u < units;
+	for (int i = threadIdx.x; i < (int)gridDim.x; i += 256)
+		m = fmaxf(m, part[i]);
+	m = h3_block_max(m);
+	/* s = x 2^e in [2^13, 2^14) at the largest magnitude */
+	const int e = m > 0.0f ? 13 - ilogbf(m) : 0;
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		scale[o] = e;
+	for (long long c = (long long)blockIdx.x * 256 + threadIdx.x; c < chunks;
+		c += (long long)gridDim.x * 256) {
+		const long long r = c / (cp / 8), k0 = c % (cp / 8) * 8;
 		const float *src = x + r * cols + k0;
-		float v[8], m = 0.0f;
+		float v[8];
+		unsigned hw[4], lw[4];
 
 		if (vec) {
-			const float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-			const float4 v0 = in && k0 < cols ? __ldcs(reinterpret_cast<const float4 *>(src)) : z;
-			const float4 v1 = in && k0 + 4 < cols ?
-				__ldcs(reinterpret_cast<const float4 *>(src) + 1) : z;
+			const float4 v0 = __ldcs(reinterpret_cast<const float4 *>(src));
+			const float4 v1 = k0 + 4 < cols ?
+				__ldcs(reinterpret_cast<const float4 *>(src) + 1) :
+				make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 
 			v[0] = v0.x, v[1] = v0.y, v[2] = v0.z, v[3] = v0.w;
 			v[4] = v1.x, v[5] = v1.y, v[6] = v1.z, v[7] = v1.w;
 		} else {
 #pragma unroll
 			for (int j = 0; j < 8; j++)
-				v[j] = in && k0 + j < cols ? __ldcs(src + j) : 0.0f;
+				v[j] = k0 + j < cols ? __ldcs(src + j) : 0.0f;
 		}
 #pragma unroll
-		for (int j = 0; j < 8; j++)
-			m = fmaxf(m, h3_mag(v[j]));
+		for (int j = 0; j < 8; j += 2) {
+			unsigned short hi[2], lw16[2];
+
 #pragma unroll
-		for (int o = G / 2; o > 0; o >>= 1)
-			m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-		const int e = h3_exp(m);
-		if (!in || k0 >= cp)
-			continue;
-		unsigned hw[4], lw[4];
-#pragma unroll
-		for (int j = 0; j < 4; j++)
-			h3_split2(v[2 * j], v[2 * j + 1], e, e, &hw[j], &lw[j]);
+			for (int d = 0; d < 2; d++) {
+				const float s = scalbnf(v[j + d], e);
+				const float back = h3_f32(hi[d] = h3_f16(s));
+
+				/* an infinite hi (an infinite x) keeps lo 0, not NaN */
+				lw16[d] = h3_f16(fabsf(back) < __int_as_float(0x7f800000) ?
+					s - back : 0.0f);
+			}
+			hw[j / 2] = hi[0] | (unsigned)hi[1] << 16;
+			lw[j / 2] = lw16[0] | (unsigned)lw16[1] << 16;
+		}
 		*reinterpret_cast<uint4 *>(h + r * cp + k0) = make_uint4(hw[0], hw[1], hw[2], hw[3]);
 		*reinterpret_cast<uint4 *>(lo + r * cp + k0) = make_uint4(lw[0], lw[1], lw[2], lw[3]);
-		if (u % G == 0)
-			f[(r / mn * kts + kt) * mn + r % mn] = scalbnf(1.0f, -e);
 	}
-}
-
-/* Pieces along columns (B stored K x N): mats matrices of k rows of n; a
- * piece is TILE_K values of a column, and a thread splits two columns'
- * pieces side by side, holding them in registers between finding their
- * largest magnitudes and writing the planes (rows padded to 8 halves). */
-static __device__ __forceinline__ void h3_split_cols(const float *x,
-	long long mats, long long k, long long n, unsigned short *h, float *f)
-{
-	const long long kts = CDIV(k, TILE_K), np = CDIV(n, 8) * 8, pairs = np / 2;
-	const long long units = mats * kts * pairs, stride = (long long)gridDim.x * blockDim.x;
-	const bool vec = (n & 1) == 0 && ((unsigned long long)x & 7) == 0;
-	unsigned short *lo = h + mats * k * np;
-
-	for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < units;
-		u += stride) {
-		const long long c = u % pairs * 2, piece = u / pairs;
-		const long long kt = piece % kts, b = piece / kts, k0 = kt * TILE_K;
-		const float *src = x + (b * k + k0) * n + c;
-		float v[TILE_K][2], m0 = 0.0f, m1 = 0.0f;
-
-#pragma unroll
-		for (int r = 0; r < TILE_K; r++) {
-			const bool row = k0 + r < k;
-
-			if (vec) {
-				const float2 t = row && c < n ?
-					__ldcs(reinterpret_cast<const float2 *>(src + r * n)) :
-					make_float2(0.0f, 0.0f);
-
-				v[r][0] = t.x, v[r][1] = t.y;
-			} else {
-				v[r][0] = row && c < n ? __ldcs(src + r * n) : 0.0f;
-				v[r][1] = row && c + 1 < n ? __ldcs(src + r * n + 1) : 0.0f;
-			}
-			m0 = fmaxf(m0, h3_mag(v[r][0]));
-			m1 = fmaxf(m1, h3_mag(v[r][1]));
-		}
-		const int e0 = h3_exp(m0), e1 = h3_exp(m1);
-#pragma unroll
-		for (int r = 0; r < TILE_K; r++) {
-			const long long at = (b * k + k0 + r) * np + c;
-			unsigned hw, lw;
-
-			if (k0 + r >= k)
-				break;
-			h3_split2(v[r][0], v[r][1], e0, e1, &hw, &lw);
-			*reinterpret_cast<unsigned *>(h + at) = hw;
-			*reinterpret_cast<unsigned *>(lo + at) = lw;
-		}
-		float *fc = f + (b * kts + kt) * n + c;
-		if (c < n)
-			fc[0] = scalbnf(1.0f, -e0);
-		if (c + 1 < n)
-			fc[1] = scalbnf(1.0f, -e1);
-	}
-}
-
-/* Grid-stride, 256 threads: operand o (0: A; 1: B) of mats row-major
- * matrices into its fp16 planes at h (hi, then lo) and the unscale factor
- * 2^-e of each piece of TILE_K values along k at f, piece kt of row (or
- * column) i of matrix b at f[(b * cdiv(k, TILE_K) + kt) * mn + i]. A, and
- * B stored N x K: matrices of mn x k; B stored K x N: of k x mn. */
-extern "C" __global__ void __launch_bounds__(256)
-gemm_h3_split(const float *__restrict__ x, long long mats, long long mn,
-	long long k, unsigned short *__restrict__ h, float *__restrict__ f, int o)
-{
-	if (o == 1 && !B_NK)
-		h3_split_cols(x, mats, k, mn, h, f);
-	else
-		h3_split_rows(x, mats * mn, k, mn, h, f);
 }
 
 /* ---- 3xFP16: the product ---- */
@@ -728,17 +654,18 @@ static __device__ __forceinline__ void stage_mma(const float *sa,
 
 /* Writes v0, v1 (columns col, col + 1 of one row of C) through finish,
  * as one 8-byte store where both are inside and aligned. */
-static __device__ __forceinline__ void store_pair(float *crow,
+static __device__ __forceinline__ void store_pair(float *crow, int sh,
 	const float *bias, long long col, long long N, float v0, float v1)
 {
 	if (col + 1 < N && (N & 1) == 0) {
-		float2 o = make_float2(finish(v0, bias, col), finish(v1, bias, col + 1));
+		float2 o = make_float2(finish(v0, sh, bias, col),
+			finish(v1, sh, bias, col + 1));
 		*(float2 *)(crow + col) = o;
 	} else {
 		if (col < N)
-			crow[col] = finish(v0, bias, col);
+			crow[col] = finish(v0, sh, bias, col);
 		if (col + 1 < N)
-			crow[col + 1] = finish(v1, bias, col + 1);
+			crow[col + 1] = finish(v1, sh, bias, col + 1);
 	}
 }
 
@@ -760,42 +687,14 @@ static __device__ __forceinline__ void acc_zero(tile_acc &acc)
 }
 
 /* acc += this warp's share of one stage's A tile @ B tile, summed apart
- * first (see the top of the file); under h3 the part is unscaled as it is
- * added by the stage's factors sf (TILE_M of A's rows, then TILE_N of B's
- * columns), exactly: they are powers of two. */
+ * first (see the top of the file). */
 template <typename F>
 static __device__ __forceinline__ void stage_compute(const elem_t *sa,
-	const elem_t *sb, const float *sf, tile_acc &acc, int wm0, int wn0,
-	int lane, F between)
+	const elem_t *sb, tile_acc &acc, int wm0, int wn0, int lane, F between)
 {
 	float part[MI][NJ][4];
 
 	stage_mma(sa, sb, part, wm0, wn0, lane, between);
-#if defined(VARIANT_h3)
-	const int g = lane >> 2, t = lane & 3;
-	float fb[NJ][2];
-
-#pragma unroll
-	for (int j = 0; j < NJ; j++) {
-		const float2 f = *reinterpret_cast<const float2 *>(sf + TILE_M + wn0 + j * 8 + 2 * t);
-
-		fb[j][0] = f.x, fb[j][1] = f.y;
-	}
-#pragma unroll
-	for (int i = 0; i < MI; i++)
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const float fa = sf[wm0 + i * 16 + h * 8 + g];
-
-#pragma unroll
-			for (int j = 0; j < NJ; j++)
-#pragma unroll
-				for (int c = 0; c < 2; c++)
-					acc.v[i][j][2 * h + c] = fmaf(part[i][j][2 * h + c],
-						fa * fb[j][c], acc.v[i][j][2 * h + c]);
-		}
-#else
-	(void)sf;
 #pragma unroll
 	for (int i = 0; i < MI; i++)
 #pragma unroll
@@ -803,13 +702,13 @@ static __device__ __forceinline__ void stage_compute(const elem_t *sa,
 #pragma unroll
 			for (int e = 0; e < 4; e++)
 				acc.v[i][j][e] += part[i][j][e];
-#endif
 }
 
-/* Writes this warp's part of the block's tile of C. Accumulator e of m16n8 tile (i, j) is its row g + 8 * (e / 2), column
+/* Writes this warp's part of the block's tile of C, times 2^sh.
+ * Accumulator e of m16n8 tile (i, j) is its row g + 8 * (e / 2), column
  * 2 * t + e % 2. */
 static __device__ __forceinline__ void acc_store(const tile_acc &acc,
-	float *C, const float *bias, long long M, long long N,
+	float *C, int sh, const float *bias, long long M, long long N,
 	long long m0, long long n0, int wm0, int wn0, int lane)
 {
 	const int g = lane >> 2, t = lane & 3;
@@ -824,7 +723,7 @@ static __device__ __forceinline__ void acc_store(const tile_acc &acc,
 				continue;
 #pragma unroll
 			for (int j = 0; j < NJ; j++)
-				store_pair(C + row * N, bias, n0 + wn0 + j * 8 + 2 * t, N,
+				store_pair(C + row * N, sh, bias, n0 + wn0 + j * 8 + 2 * t, N,
 					acc.v[i][j][2 * h], acc.v[i][j][2 * h + 1]);
 		}
 }
@@ -921,8 +820,7 @@ static __device__ __forceinline__ void acc_zero(tile_acc &acc)
  * first (see the top of the file). */
 template <typename F>
 static __device__ __forceinline__ void stage_compute(const float *sa,
-	const float *sb, const float *, tile_acc &acc, int wm0, int wn0, int lane,
-	F between)
+	const float *sb, tile_acc &acc, int wm0, int wn0, int lane, F between)
 {
 	float part[TMR][TNC];
 
@@ -939,9 +837,9 @@ static __device__ __forceinline__ void stage_compute(const float *sa,
 			acc.v[i][c] += part[i][c];
 }
 
-/* Writes this lane's part of the block's tile of C. */
+/* Writes this lane's part of the block's tile of C, times 2^sh. */
 static __device__ __forceinline__ void acc_store(const tile_acc &acc,
-	float *C, const float *bias, long long M, long long N,
+	float *C, int sh, const float *bias, long long M, long long N,
 	long long m0, long long n0, int wm0, int wn0, int lane)
 {
 	const int ly = lane >> 2, lx = lane & 3;
@@ -957,7 +855,7 @@ static __device__ __forceinline__ void acc_store(const tile_acc &acc,
 			long long col = n0 + wn0 + simt_col(c, lx);
 
 			if (col < N)
-				C[row * N + col] = finish(acc.v[i][c], bias, col);
+				C[row * N + col] = finish(acc.v[i][c], sh, bias, col);
 		}
 	}
 }
@@ -966,15 +864,15 @@ static __device__ __forceinline__ void acc_store(const tile_acc &acc,
 /* acc = this block's tile of the product: the stages of A's and B's
  * tiles stream through shared memory (sa, sb) while the warps multiply. */
 static __device__ __forceinline__ void gemm_mainloop(stage_copy &copy,
-	elem_t *sa, elem_t *sb, float *sf, tile_acc &acc, long long K, int wm0,
-	int wn0, int lane)
+	elem_t *sa, elem_t *sb, tile_acc &acc, long long K, int wm0, int wn0,
+	int lane)
 {
 	const int ktiles = (int)CDIV(K, TILE_K);
 
 	acc_zero(acc);
 	for (int s = 0; s < STAGES - 1; s++) {
 		if (s < ktiles)
-			copy.issue_next(sa + s * A_STAGE, sb + s * B_STAGE, sf + s * F_STAGE);
+			copy.issue_next(sa + s * A_STAGE, sb + s * B_STAGE);
 		cp_async_commit();
 	}
 	int rd = 0, wr = STAGES - 1;
@@ -988,11 +886,10 @@ static __device__ __forceinline__ void gemm_mainloop(stage_copy &copy,
 		 * cores are not idle while the copies are set up. */
 		const bool more = kt + STAGES - 1 < ktiles;
 		elem_t *na = sa + wr * A_STAGE, *nb = sb + wr * B_STAGE;
-		float *nf = sf + wr * F_STAGE;
-		stage_compute(sa + rd * A_STAGE, sb + rd * B_STAGE, sf + rd * F_STAGE,
-			acc, wm0, wn0, lane, [&]() {
+		stage_compute(sa + rd * A_STAGE, sb + rd * B_STAGE, acc, wm0, wn0,
+			lane, [&]() {
 				if (more)
-					copy.issue_next(na, nb, nf);
+					copy.issue_next(na, nb);
 				cp_async_commit();
 			});
 		wr = wr + 1 == STAGES ? 0 : wr + 1;
@@ -1003,23 +900,21 @@ static __device__ __forceinline__ void gemm_mainloop(stage_copy &copy,
 
 #if defined(VARIANT_h3)
 /* C = epilogue(A @ op(B) + bias) from the fp16 planes of A (ah) and B
- * (bh) and their unscale factors (fa, fb), as gemm_h3_split wrote them,
- * as gemm_tiled; A and B themselves are not read (they come with the
- * task's inputs, before the bias). */
+ * (bh) and their scale exponents, as gemm_tiled; A and B themselves are
+ * not read (they come with the task's inputs, before the bias). */
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_h3(float *__restrict__ C, long long M, long long N, long long K,
 	const elem_t *__restrict__ ah, const elem_t *__restrict__ bh,
-	const float *__restrict__ fa, const float *__restrict__ fb,
-	const float *__restrict__ A, const float *__restrict__ B BIAS_PARAM)
+	const int *__restrict__ scale, const float *__restrict__ A,
+	const float *__restrict__ B BIAS_PARAM)
 {
 	extern __shared__ float4 smem4[];
 	elem_t *sa = (elem_t *)smem4, *sb = sa + STAGES * A_STAGE;
-	float *sf = (float *)(sb + STAGES * B_STAGE);
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int wm0 = warp / WARPS_N * WARP_M, wn0 = warp % WARPS_N * WARP_N;
 	const long long kp = CDIV(K, 8) * 8, np = CDIV(N, 8) * 8;
 	const long long lda = kp, ldb = B_NK ? kp : np;
-	const long long mats_b = BATCHED ? gridDim.y : 1, kts = CDIV(K, TILE_K);
+	const long long mats_b = BATCHED ? gridDim.y : 1;
 	long long m0, n0, bz = blockIdx.y;
 	tile_acc acc;
 	stage_copy copy;
@@ -1033,10 +928,9 @@ gemm_h3(float *__restrict__ C, long long M, long long N, long long K,
 	C += bz * M * N;
 	copy.init(ah, bh, M, N, K, lda, ldb, gridDim.y * M * lda,
 		mats_b * (B_NK ? N : K) * ldb, m0, n0, tid);
-	copy.init_factors(fa + bz * kts * M, fb + (BATCHED ? bz : 0) * kts * N, M, N,
-		m0, n0);
-	gemm_mainloop(copy, sa, sb, sf, acc, K, wm0, wn0, lane);
-	acc_store(acc, C, bias, M, N, m0, n0, wm0, wn0, lane);
+	gemm_mainloop(copy, sa, sb, acc, K, wm0, wn0, lane);
+	acc_store(acc, C, -(scale[0] + scale[1]), bias, M, N, m0, n0, wm0, wn0,
+		lane);
 }
 #else
 /* C = epilogue(A @ op(B) + bias) for batch blockIdx.y, tile blockIdx.x
@@ -1062,7 +956,7 @@ gemm_tiled(float *__restrict__ C, long long M, long long N, long long K,
 	B += BATCHED ? bz * N * K : 0;
 	C += bz * M * N;
 	copy.init(A, B, M, N, K, K, B_NK ? K : N, 0, 0, m0, n0, tid);
-	gemm_mainloop(copy, sa, sb, 0, acc, K, wm0, wn0, lane);
-	acc_store(acc, C, bias, M, N, m0, n0, wm0, wn0, lane);
+	gemm_mainloop(copy, sa, sb, acc, K, wm0, wn0, lane);
+	acc_store(acc, C, 0, bias, M, N, m0, n0, wm0, wn0, lane);
 }
 #endif

@@ -5,6 +5,8 @@
 # (built with the unit tests under $O); the compiles are real NVRTC through
 # kcompile (no GPU needed), or nvcc when kcompile is missing.
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 	case ${O:-build/obj} in
@@ -144,6 +146,17 @@ candidates() {
 	for id in $(jq -r '.candidate.id' <<<"$output"); do
 		[[ $first != *"$id"* ]]
 	done
+}
+
+@test "a seen list that is not an array of ids is an error naming the line" {
+	s=$(state rmsnorm)
+	run -65 --separate-stderr kgen -b rules <<<"$s"$'\n'"$(jq -c '.seen = [1]' <<<"$s")"
+	[ "$stderr" = "kgen: line 2: seen[0]: not a candidate id (a string)" ]
+	# the first state's candidates were written before the bad line was read
+	[ "$(grep -c . <<<"$output")" -eq 4 ]
+	run -65 --separate-stderr kgen -b rules <<<"$(jq -c '.seen = "abc"' <<<"$s")"
+	[ "$stderr" = "kgen: line 1: seen: not an array of candidate ids" ]
+	[ -z "$output" ]
 }
 
 @test "a task whose spec lacks a dimension gets a gen_error with the reason" {

@@ -149,13 +149,16 @@ backend_find(const char *name)
 }
 
 /* Checks that a state carries what every backend needs: a valid task, a
- * run and a step. Dies (exit 65) naming the line otherwise. */
+ * run and a step, and, where it has one, a seen list of candidate ids.
+ * Dies (exit 65) naming the line otherwise. */
 static void
 state_check(const json_t *state, long line)
 {
 	char err[512];
 	const json_t *task = json_object_get(state, "task");
 	const json_t *step = json_object_get(state, "step");
+	const json_t *seen = json_object_get(state, "seen"), *v;
+	size_t i;
 
 	if (!json_is_object(task))
 		die_line(EXIT_DATAERR, line, "no task object (is this a state "
@@ -166,6 +169,11 @@ state_check(const json_t *state, long line)
 		die_line(EXIT_DATAERR, line, "run: not a string");
 	if (!json_is_integer(step) || json_integer_value(step) < 0)
 		die_line(EXIT_DATAERR, line, "step: not a whole number >= 0");
+	if (seen && !json_is_array(seen))
+		die_line(EXIT_DATAERR, line, "seen: not an array of candidate ids");
+	json_array_foreach(seen, i, v)
+		if (!json_is_string(v))
+			die_line(EXIT_DATAERR, line, "seen[%zu]: not a candidate id (a string)", i);
 }
 
 /* Gives candidate index of state its id and parent and puts its members

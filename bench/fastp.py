@@ -20,7 +20,10 @@ Definitions (printed under the table too):
   geomean  the geometric mean of baseline / ours over the same tasks; a task
            without a correct kernel counts 1.0 (its user keeps PyTorch).
 A task without a time for a baseline (torch.compile, for some) is shown
-"-" and left out of that baseline's row: fast_p and geomean alike."""
+"-" and left out of that baseline's row: fast_p and geomean alike.
+
+Exit: 0 ok; 2 a bad command line (RUNDIR, --tasks or --baselines not
+there); 65 a state or baselines file that is not what it should be."""
 import argparse
 import glob
 import json
@@ -171,6 +174,8 @@ def main():
         fail("%s: no such folder" % a.rundir, 2)
     baselines, source = None, "the tasks' baseline_us as the run's states carry them"
     if a.baselines:
+        if not os.path.isfile(a.baselines) or not os.access(a.baselines, os.R_OK):
+            fail("--baselines %s: no such file, or not readable" % a.baselines, 2)
         try:
             baselines = taskpack.load_baselines(a.baselines)
         except ValueError as e:

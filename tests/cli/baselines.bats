@@ -184,6 +184,10 @@ make_run() {
 	run --separate-stderr python3 bench/fastp.py --baselines "$bl" "$run_dir"
 	[ "$status" -eq 65 ]
 	[ "$stderr" = "fastp: baselines $bl: tasks.a.eager: expected a positive number of microseconds, or null" ]
+	# a file that is not there is a bad command line, as for ktask --baselines
+	run --separate-stderr python3 bench/fastp.py --baselines "$BATS_TEST_TMPDIR/none.json" "$run_dir"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "fastp: --baselines $BATS_TEST_TMPDIR/none.json: no such file, or not readable" ]
 }
 
 @test "the Python size expressions give ktask's floors for the whole pack" {

@@ -450,11 +450,32 @@ gemm_h3_absmax(const float *__restrict__ a, long long na,
 		reinterpret_cast<float *>(scale)[2 + blockIdx.y * gridDim.x + blockIdx.x] = m;
 }
 
+/* q = a / b and r = a % b, in 32 bits where both fit (a 64-bit division
+ * is a long subroutine). */
+static __device__ __forceinline__ void h3_divmod(long long a, long long b,
+	long long *q, long long *r)
+{
+	if (((unsigned long long)a | (unsigned long long)b) >> 32 == 0) {
+		const unsigned q32 = (unsigned)a / (unsigned)b;
+
+		*q = q32;
+		*r = (unsigned)a - q32 * (unsigned)b;
+	} else {
+		*q = a / b;
+		*r = a % b;
+	}
+}
+
+/* Chunks of 8 values a thread splits per round, all loaded first so that
+ * their loads are in flight together. */
+#define H3_CHUNKS 2
+
 /* Grid (G) as gemm_h3_absmax's, 256 threads: splits operand o (0: A, 1:
  * B) into the fp16 planes hi and lo at h (lo right after hi), rows padded
  * to a multiple of 8 elements with zeros, and writes its scale exponent
  * e to scale[o]. The operand is mats row-major matrices of mn x k (A;
- * B nk), or of k x mn (B kn). */
+ * B nk), or of k x mn (B kn). A thread takes H3_CHUNKS chunks of 8
+ * values a round, G * 256 chunks apart. */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_h3_split(const float *__restrict__ x, long long mats, long long mn,
 	long long k, unsigned short *__restrict__ h, int *__restrict__ scale,
@@ -464,6 +485,7 @@ gemm_h3_split(const float *__restrict__ x, long long mats, long long mn,
 	const bool kn = o == 1 && !B_NK;
 	const long long rows = mats * (kn ? k : mn), cols = kn ? mn : k;
 	const long long cp = CDIV(cols, 8) * 8, chunks = rows * (cp / 8);
+	const long long stride = (long long)gridDim.x * 256;
 	const bool vec = (cols & 3) == 0 && ((unsigned long long)x & 15) == 0;
 	unsigned short *lo = h + rows * cp;
 	float m = 0.0f;
@@ -471,48 +493,70 @@ gemm_h3_split(const float *__restrict__ x, long long mats, long long mn,
 	for (int i = threadIdx.x; i < (int)gridDim.x; i += 256)
 		m = fmaxf(m, part[i]);
 	m = h3_block_max(m);
-	/* s = x 2^e in [2^13, 2^14) at the largest magnitude */
-	const int e = m > 0.0f ? 13 - ilogbf(m) : 0;
+	/* s = x 2^e in [2^13, 2^14) at the largest magnitude. e is from
+	 * 13 - 127 to 13 + 149 (m the largest float or the smallest
+	 * subnormal), so 2^e is two normal factors, 2^e1 2^e2, and x 2^e1
+	 * 2^e2 is exactly scalbnf(x, e), in two multiplications */
+	const int e = m > 0.0f ? 13 - ilogbf(m) : 0, e1 = min(e, 127);
+	const float p1 = __int_as_float((127 + e1) << 23), p2 = __int_as_float((127 + e - e1) << 23);
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		scale[o] = e;
-	for (long long c = (long long)blockIdx.x * 256 + threadIdx.x; c < chunks;
-		c += (long long)gridDim.x * 256) {
-		const long long r = c / (cp / 8), k0 = c % (cp / 8) * 8;
-		const float *src = x + r * cols + k0;
-		float v[8];
-		unsigned hw[4], lw[4];
-
-		if (vec) {
-			const float4 v0 = __ldcs(reinterpret_cast<const float4 *>(src));
-			const float4 v1 = k0 + 4 < cols ?
-				__ldcs(reinterpret_cast<const float4 *>(src) + 1) :
-				make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-
-			v[0] = v0.x, v[1] = v0.y, v[2] = v0.z, v[3] = v0.w;
-			v[4] = v1.x, v[5] = v1.y, v[6] = v1.z, v[7] = v1.w;
-		} else {
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-				v[j] = k0 + j < cols ? __ldcs(src + j) : 0.0f;
-		}
-#pragma unroll
-		for (int j = 0; j < 8; j += 2) {
-			unsigned short hi[2], lw16[2];
+	for (long long c0 = (long long)blockIdx.x * 256 + threadIdx.x; c0 < chunks;
+		c0 += H3_CHUNKS * stride) {
+		float v[H3_CHUNKS][8];
+		long long r[H3_CHUNKS], k0[H3_CHUNKS];
 
 #pragma unroll
-			for (int d = 0; d < 2; d++) {
-				const float s = scalbnf(v[j + d], e);
-				const float back = h3_f32(hi[d] = h3_f16(s));
+		for (int u = 0; u < H3_CHUNKS; u++) {
+			const long long c = c0 + u * stride;
 
-				/* an infinite hi (an infinite x) keeps lo 0, not NaN */
-				lw16[d] = h3_f16(fabsf(back) < __int_as_float(0x7f800000) ?
-					s - back : 0.0f);
+			h3_divmod(c, cp / 8, &r[u], &k0[u]);
+			k0[u] *= 8;
+			const float *src = x + r[u] * cols + k0[u];
+			if (c >= chunks) {
+#pragma unroll
+				for (int j = 0; j < 8; j++)
+					v[u][j] = 0.0f;
+			} else if (vec) {
+				const float4 v0 = __ldcs(reinterpret_cast<const float4 *>(src));
+				const float4 v1 = k0[u] + 4 < cols ?
+					__ldcs(reinterpret_cast<const float4 *>(src) + 1) :
+					make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+
+				v[u][0] = v0.x, v[u][1] = v0.y, v[u][2] = v0.z, v[u][3] = v0.w;
+				v[u][4] = v1.x, v[u][5] = v1.y, v[u][6] = v1.z, v[u][7] = v1.w;
+			} else {
+#pragma unroll
+				for (int j = 0; j < 8; j++)
+					v[u][j] = k0[u] + j < cols ? __ldcs(src + j) : 0.0f;
 			}
-			hw[j / 2] = hi[0] | (unsigned)hi[1] << 16;
-			lw[j / 2] = lw16[0] | (unsigned)lw16[1] << 16;
 		}
-		*reinterpret_cast<uint4 *>(h + r * cp + k0) = make_uint4(hw[0], hw[1], hw[2], hw[3]);
-		*reinterpret_cast<uint4 *>(lo + r * cp + k0) = make_uint4(lw[0], lw[1], lw[2], lw[3]);
+#pragma unroll
+		for (int u = 0; u < H3_CHUNKS; u++) {
+			unsigned hw[4], lw[4];
+
+			if (c0 + u * stride >= chunks)
+				break;
+#pragma unroll
+			for (int j = 0; j < 8; j += 2) {
+				unsigned short hi[2], lw16[2];
+
+#pragma unroll
+				for (int d = 0; d < 2; d++) {
+					const float s = v[u][j + d] * p1 * p2;
+					const float back = h3_f32(hi[d] = h3_f16(s));
+
+					/* an infinite hi (an infinite x) keeps lo 0, not NaN */
+					lw16[d] = h3_f16(fabsf(back) < __int_as_float(0x7f800000) ?
+						s - back : 0.0f);
+				}
+				hw[j / 2] = hi[0] | (unsigned)hi[1] << 16;
+				lw[j / 2] = lw16[0] | (unsigned)lw16[1] << 16;
+			}
+			const long long at = r[u] * cp + k0[u];
+			*reinterpret_cast<uint4 *>(h + at) = make_uint4(hw[0], hw[1], hw[2], hw[3]);
+			*reinterpret_cast<uint4 *>(lo + at) = make_uint4(lw[0], lw[1], lw[2], lw[3]);
+		}
 	}
 }
 

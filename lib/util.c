@@ -96,6 +96,18 @@ parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
 	return 0;
 }
 
+int64_t
+opt_i64(const char *name, const char *arg, int64_t min, int64_t max)
+{
+	const char *errstr;
+	int64_t v;
+
+	if (parse_i64(arg, min, max, &v, &errstr) < 0)
+		die(EXIT_USAGE, "%s '%s': %s (expected %lld to %lld)", name, arg,
+			errstr, (long long)min, (long long)max);
+	return v;
+}
+
 int
 parse_double(const char *s, double *out)
 {

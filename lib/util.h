@@ -20,6 +20,10 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Returns 0, or -1 with *errstr set to "invalid", "too small" or "too large". */
 int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
 	const char **errstr);
+/* The value of integer option name (as written: "--jobs") in [min, max];
+ * anything else dies (exit 2) naming the option, its argument and the
+ * range. */
+int64_t opt_i64(const char *name, const char *arg, int64_t min, int64_t max);
 /* Parses a whole finite floating number. Returns 0 or -1. */
 int parse_double(const char *s, double *out);
 

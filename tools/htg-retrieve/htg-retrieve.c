@@ -384,19 +384,6 @@ retrieve(sqlite3 *db, json_t *rec, long line)
 	free(r);
 }
 
-/* An option's number in [min, max]; otherwise exit 2. */
-static int
-bounded(const char *name, const char *arg, int64_t min, int64_t max)
-{
-	const char *errstr;
-	int64_t v;
-
-	if (parse_i64(arg, min, max, &v, &errstr) < 0)
-		die(EXIT_USAGE, "--%s %s: %s (%lld to %lld)", name, arg, errstr,
-			(long long)min, (long long)max);
-	return (int)v;
-}
-
 /* Parses the command line into opt; bad usage exits 2. */
 static void
 parse_args(int argc, char **argv)
@@ -414,9 +401,9 @@ parse_args(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'd': opt.db = optarg; break;
-		case 's': opt.max_strategies = bounded("max-strategies", optarg, 1, 64); break;
-		case 'e': opt.max_experiences = bounded("max-experiences", optarg, 0, 64); break;
-		case 't': opt.max_text = bounded("max-text", optarg, 40, 100000); break;
+		case 's': opt.max_strategies = (int)opt_i64("--max-strategies", optarg, 1, 64); break;
+		case 'e': opt.max_experiences = (int)opt_i64("--max-experiences", optarg, 0, 64); break;
+		case 't': opt.max_text = (int)opt_i64("--max-text", optarg, 40, 100000); break;
 		case 'h': usage(stdout, EXIT_OK);
 		default: usage(stderr, EXIT_USAGE);
 		}

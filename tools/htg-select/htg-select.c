@@ -318,8 +318,6 @@ parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *errstr;
-	int64_t v;
 	double x;
 	int ch;
 
@@ -328,16 +326,8 @@ parse_args(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "k:h", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'd': opt.db = optarg; break;
-		case 'k':
-			if (parse_i64(optarg, 1, 64, &v, &errstr) < 0)
-				die(EXIT_USAGE, "-k %s: %s (1 to 64)", optarg, errstr);
-			opt.k = (int)v;
-			break;
-		case 's':
-			if (parse_i64(optarg, 0, INT64_MAX, &v, &errstr) < 0)
-				die(EXIT_USAGE, "--seed %s: %s", optarg, errstr);
-			opt.seed = (uint64_t)v;
-			break;
+		case 'k': opt.k = (int)opt_i64("-k", optarg, 1, 64); break;
+		case 's': opt.seed = (uint64_t)opt_i64("--seed", optarg, 0, INT64_MAX); break;
 		case 'P': opt.no_prefix = 1; break;
 		case 'W': opt.no_position_weights = 1; break;
 		case 'w':

@@ -62,19 +62,6 @@ usage(FILE *f, int code)
 	exit(code);
 }
 
-/* An integer option in [min, max], or a usage error naming it. */
-static int
-int_option(const char *name, const char *s, int64_t min, int64_t max)
-{
-	const char *errstr;
-	int64_t v;
-
-	if (parse_i64(s, min, max, &v, &errstr) < 0)
-		die(EXIT_USAGE, "%s '%s': %s (expected %lld to %lld)", name, s, errstr,
-			(long long)min, (long long)max);
-	return (int)v;
-}
-
 /* Whether the generator failed for this candidate (kgen still writes it). */
 static int
 is_gen_error(const json_t *cand)
@@ -363,8 +350,8 @@ main(int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, "a:j:t:nvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': arch = optarg; break;
-		case 'j': jobs = int_option("--jobs", optarg, 1, 1024); break;
-		case 't': timeout_s = int_option("--timeout", optarg, 1, 86400); break;
+		case 'j': jobs = (int)opt_i64("--jobs", optarg, 1, 1024); break;
+		case 't': timeout_s = (int)opt_i64("--timeout", optarg, 1, 86400); break;
 		case 'n': use_cache = 0; break;
 		case 'v': r.verbose = 1; break;
 		case 'h': usage(stdout, EXIT_OK);

@@ -327,9 +327,11 @@ kplan_free(struct kplan *kp)
 int
 kplan_poison(struct kplan *kp)
 {
-	for (int i = 0; i < kp->p.nworkspace; i++)
-		if (dbuf_poison(&kp->ws[i], POISON_A) < 0)
-			return -1;
+	for (int i = 0; i < kp->p.nworkspace; i++) {
+		int r = dbuf_poison(&kp->ws[i], POISON_A);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 

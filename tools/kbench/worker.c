@@ -313,6 +313,19 @@ buffers(struct sizeset *s, struct dbuf *outs, struct bufname *b)
 
 static void sizes_text(const json_t *sizes, char *buf, size_t n);
 
+/* Fills the outputs (outs, else size set s's own) with poison and the
+ * plan's workspace with POISON_A, on the stream. */
+static int
+poison_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poison)
+{
+	for (int i = 0; i < s->nt; i++) {
+		int r = s->t[i].input ? 0 : dbuf_poison(outs ? &outs[i] : &s->t[i].buf, poison);
+		if (r < 0)
+			return r;
+	}
+	return kplan_poison(kp);
+}
+
 /* Poisons the outputs and the workspace, runs the plan and waits for it. */
 static int
 run_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poison,
@@ -320,10 +333,7 @@ run_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poison
 {
 	struct bufname b[MAXT];
 	int nb = buffers(s, outs, b);
-	for (int i = 0; i < s->nt; i++)
-		if (!s->t[i].input)
-			GPU(dbuf_poison(outs ? &outs[i] : &s->t[i].buf, poison));
-	GPU(kplan_poison(kp));
+	GPU(poison_plan(kp, s, outs, poison));
 	GPU(kplan_launch(kp, b, nb));
 	CUresult e = cu.cuStreamSynchronize(G.stream);
 	if (e != CUDA_SUCCESS) {
@@ -709,10 +719,8 @@ time_plan(struct kplan *kp, const json_t *opts, struct timing *tm, struct verdic
 		goto out;
 	while (n + BATCH <= MAXREPS) {
 		for (int r = 0; r < BATCH; r++) {
-			for (int i = 0; i < s->nt; i++)
-				if (!s->t[i].input && dbuf_poison(&s->t[i].buf, POISON_A) < 0)
-					goto gpufail;
-			if (kplan_poison(kp) < 0 || gpu_flush_l2() < 0 || cu.cuEventRecord(ev[2 * r], G.stream)
+			if (poison_plan(kp, s, NULL, POISON_A) < 0 || gpu_flush_l2() < 0
+				|| cu.cuEventRecord(ev[2 * r], G.stream)
 				|| kplan_launch(kp, b, nb) < 0
 				|| cu.cuEventRecord(ev[2 * r + 1], G.stream))
 				goto gpufail;

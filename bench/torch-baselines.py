@@ -44,9 +44,15 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 import taskpack  # noqa: E402 (bench/, beside this script)
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+except ImportError as e:
+    # 69: a required service is missing (scripts/setup installs both)
+    print("torch-baselines: needs numpy and PyTorch (%s); run scripts/setup, "
+          "or use a python3 that has them" % e, file=sys.stderr)
+    sys.exit(69)
 
 WARMUP = 3
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "i32": torch.int32, "i64": torch.int64}

@@ -226,10 +226,22 @@ for e in ("rows / (cols - 4096)", "rowz", "cdiv(1)", "(rows", "92233720368547758
 	for f in bench/torch-baselines.py bench/fastp.py bench/taskpack.py; do
 		python3 -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$f"
 	done
-	# without PyTorch, torch-baselines.py fails at its import, saying so
-	if ! python3 -c 'import torch' 2>/dev/null; then
+	# with numpy and PyTorch (scripts/setup installs them) it shows its
+	# usage; without either it exits 69 naming the module it lacks
+	if python3 -c 'import numpy, torch' 2>/dev/null; then
 		run python3 bench/torch-baselines.py --help
-		[ "$status" -ne 0 ]
-		[[ $output == *"No module named 'torch'"* ]]
+		[ "$status" -eq 0 ]
+		[[ ${lines[0]} == "usage: torch-baselines.py"* ]]
+	else
+		run python3 bench/torch-baselines.py --help
+		[ "$status" -eq 69 ]
+		[[ $output == "torch-baselines: needs numpy and PyTorch (No module named '"*"'); run scripts/setup"* ]]
 	fi
+	# a python3 that lacks one of them (an empty path for its modules)
+	# gives the same clear error, whichever it is
+	mkdir -p "$BATS_TEST_TMPDIR/nomods/numpy"
+	echo 'raise ImportError("No module named '"'"'numpy'"'"'")' >"$BATS_TEST_TMPDIR/nomods/numpy/__init__.py"
+	run env PYTHONPATH="$BATS_TEST_TMPDIR/nomods" python3 bench/torch-baselines.py --help
+	[ "$status" -eq 69 ]
+	[ "$output" = "torch-baselines: needs numpy and PyTorch (No module named 'numpy'); run scripts/setup, or use a python3 that has them" ]
 }

@@ -288,3 +288,20 @@ SCALE_PLAN='{"launches":[{"kernel":"scale_grid","grid":["min(cdiv(n, BLOCK), 102
 	[ "$status" -eq 65 ]
 	[ "$output" = "kcompile: line 1: candidate.defines: expected an object (knob name to value)" ]
 }
+
+@test "each kernel's parameters (bytes each, from the cubin) and the module's writable memory" {
+	candidate state.cu '{}' '{"launches":[{"kernel":"k","grid":[1],"block":[32],
+		"args":["x","y","i64:n","i32:n","f32:2","f64:1","i32:0"]}]}' | kcompile >out.jsonl
+	jq -e '.compile.ok' out.jsonl
+	# x, y, n, m, a, d, c: pointers and long long 8 bytes, int and float 4, char 1
+	[ "$(jq -c '.compile.kernels.k.params' out.jsonl)" = '[8,8,8,4,4,8,1]' ]
+	[ "$(jq -c '.compile.reference.kernels.scale_ref.params' out.jsonl)" = '[8,8,8]' ]
+	# zero-initialised and initialised sections, every variable named, static too
+	jq -c '.compile.state' out.jsonl
+	[ "$(jq -c '[.compile.state[] | {section, objects: [.objects[].name] | sort}] | sort_by(.section)' out.jsonl)" = \
+		'[{"section":".nv.global","objects":["count","hidden"]},{"section":".nv.global.init","objects":["counter","table"]}]' ]
+	jq -e '.compile.state[] | select(.section == ".nv.global.init") | .bytes >= 408
+		and (.objects[] | select(.name == "table") | .bytes == 400)' out.jsonl
+	# a kernel without module-scope memory has none
+	[ "$(jq -c .compile.reference.state out.jsonl)" = '[]' ]
+}

@@ -3,7 +3,6 @@
  * its reply turned into a compile object. */
 #include <ctype.h>
 #include <dlfcn.h>
-#include <elf.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -17,6 +16,7 @@
 #include <nvrtc.h>
 
 #include "codec.h"
+#include "cubin.h"
 #include "die.h"
 #include "kcompile.h"
 #include "util.h"
@@ -296,52 +296,73 @@ text_json(const char *s)
 	return v;
 }
 
-/* The global functions the cubin (an ELF file) defines, from its symbol
- * table. The ptxas report is the usual source of kernel names; this one
- * does not depend on NVRTC printing it (once, on the GPU machine, a
- * successful compile came back with an empty log). Adds each function the
- * report lacks to kernels, its resources unknown (null). */
-static void
-cubin_add_functions(json_t *kernels, const char *cubin, size_t len)
-{
-	Elf64_Ehdr eh;
-	Elf64_Shdr sh, strs;
-	Elf64_Sym sym;
+struct kernels_add {
+	const struct cubin *cb;
+	json_t *kernels;
+};
 
-	/* The cubin follows the log in the reply: copy every header out, as
-	 * it need not be aligned. */
-	if (len < sizeof(eh))
-		return;
-	memcpy(&eh, cubin, sizeof(eh));
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_shoff == 0 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > len ||
-	    (len - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
-		return;
-	for (int i = 0; i < eh.e_shnum; i++) {
-		memcpy(&sh, cubin + eh.e_shoff + i * sizeof(sh), sizeof(sh));
-		if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= eh.e_shnum ||
-		    sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_offset > len ||
-		    sh.sh_size > len - sh.sh_offset)
-			continue;
-		memcpy(&strs, cubin + eh.e_shoff + sh.sh_link * sizeof(strs), sizeof(strs));
-		if (strs.sh_offset > len || strs.sh_size > len - strs.sh_offset)
-			continue;
-		for (size_t j = 0; j < sh.sh_size / sizeof(sym); j++) {
-			const char *name;
-			memcpy(&sym, cubin + sh.sh_offset + j * sizeof(sym), sizeof(sym));
-			if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    ELF64_ST_BIND(sym.st_info) != STB_GLOBAL ||
-			    sym.st_name >= strs.sh_size)
-				continue;
-			name = cubin + strs.sh_offset + sym.st_name;
-			if (!memchr(name, '\0', strs.sh_size - sym.st_name) ||
-			    json_object_get(kernels, name))
-				continue;
-			json_object_set_new(kernels, name, json_pack("{s:n, s:n, s:n, s:n, s:n, s:n}",
-				"registers", "spill_stores", "spill_loads", "smem_static",
-				"stack", "barriers"));
-		}
+/* Adds a kernel the report lacks (its resources unknown: null), and to
+ * every kernel the byte size of each parameter from the cubin. */
+static int
+kernel_add(void *ctx, const char *name)
+{
+	struct kernels_add *k = ctx;
+	size_t sizes[CUBIN_MAX_PARAMS];
+	json_t *kern = json_object_get(k->kernels, name), *params;
+	int n;
+
+	if (!kern) {
+		kern = json_pack("{s:n, s:n, s:n, s:n, s:n, s:n}", "registers",
+			"spill_stores", "spill_loads", "smem_static", "stack", "barriers");
+		json_object_set_new(k->kernels, name, kern);
 	}
+	n = cubin_params(k->cb, name, sizes, CUBIN_MAX_PARAMS);
+	params = n < 0 ? json_null() : json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(params, json_integer((json_int_t)sizes[i]));
+	json_object_set_new(kern, "params", params);
+	return 0;
+}
+
+/* The module-scope memory the cubin's kernels can write, per section:
+ * [{"section", "bytes", "objects": [{"name", "offset", "bytes"}]}]. */
+static json_t *
+module_state(const struct cubin *cb)
+{
+	struct cubin_state st;
+	char err[256];
+	json_t *a = json_array();
+
+	if (cubin_state(cb, &st, err, sizeof(err)) < 0)
+		return a;
+	for (int i = 0; i < st.nsec; i++) {
+		json_t *objs = json_array();
+		for (int j = 0; j < st.nobj; j++)
+			if (st.obj[j].section == i)
+				json_array_append_new(objs, json_pack("{s:s, s:I, s:I}",
+					"name", st.obj[j].name, "offset", (json_int_t)st.obj[j].offset,
+					"bytes", (json_int_t)st.obj[j].size));
+		json_array_append_new(a, json_pack("{s:s, s:I, s:o}", "section",
+			st.sec[i].name, "bytes", (json_int_t)st.sec[i].size, "objects", objs));
+	}
+	cubin_state_free(&st);
+	return a;
+}
+
+/* Completes kernels from the cubin itself: the ptxas report is the usual
+ * source of kernel names, but once, on the GPU machine, a successful
+ * compile came back with an empty log. Sets compile.state. */
+static void
+cubin_facts(json_t *c, const char *cubin, size_t len)
+{
+	struct cubin cb;
+	char err[256];
+	struct kernels_add k = { &cb, json_object_get(c, "kernels") };
+
+	if (cubin_open(&cb, cubin, len, err, sizeof(err)) < 0)
+		return;
+	cubin_kernels(&cb, kernel_add, &k);
+	json_object_set_new(c, "state", module_state(&cb));
 }
 
 /* Fills a compile object from a reply that NVRTC finished. */
@@ -359,7 +380,7 @@ reply_result(json_t *c, const struct reply_head *head, const char *log,
 	if (head->result == NVRTC_SUCCESS && head->cubin_len > 0) {
 		char hex[65], *b64 = b64_encode(cubin, head->cubin_len);
 		sha256_hex(cubin, head->cubin_len, hex);
-		cubin_add_functions(json_object_get(c, "kernels"), cubin, head->cubin_len);
+		cubin_facts(c, cubin, head->cubin_len);
 		json_object_set_new(c, "ok", json_true());
 		json_object_set_new(c, "status", json_string("ok"));
 		json_object_set_new(c, "cubin", json_string(b64));

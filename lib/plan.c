@@ -342,6 +342,43 @@ plan_check(const json_t *plan, const json_t *task, const json_t *defines,
 	return rc;
 }
 
+int
+plan_match_params(const struct plan *p, plan_params_fn fn, void *ctx, char *err,
+	size_t errlen)
+{
+	static const char *const kind[] = { [ARG_BUFFER] = "the buffer",
+		[ARG_I32] = "i32", [ARG_I64] = "i64", [ARG_F32] = "f32", [ARG_F64] = "f64" };
+	static const size_t width[] = { [ARG_BUFFER] = 8, [ARG_I32] = 4,
+		[ARG_I64] = 8, [ARG_F32] = 4, [ARG_F64] = 8 };
+	size_t sizes[PLAN_MAX_ARGS + 1];
+
+	for (int i = 0; i < p->nlaunch; i++) {
+		const struct plan_launch *l = &p->launch[i];
+		int n = fn(ctx, l->kernel, sizes, PLAN_MAX_ARGS + 1);
+		if (n < 0)
+			continue;
+		if (n != l->nargs)
+			return errf(err, errlen, "launches[%d] (%s): the kernel takes %d "
+				"parameter%s but the plan passes %d arg%s", i, l->kernel, n,
+				n == 1 ? "" : "s", l->nargs, l->nargs == 1 ? "" : "s");
+		for (int a = 0; a < n; a++) {
+			const struct plan_arg *pa = &l->args[a];
+			if (sizes[a] != 4 && sizes[a] != 8)
+				return errf(err, errlen, "launches[%d] (%s): parameter %d of "
+					"the kernel is %zu bytes, which no plan arg can fill "
+					"(args are 4 or 8 bytes)", i, l->kernel, a, sizes[a]);
+			if (sizes[a] != width[pa->kind])
+				return errf(err, errlen, "launches[%d] (%s): args[%d] is %s%s%s "
+					"(%zu bytes) but parameter %d of the kernel is %zu bytes",
+					i, l->kernel, a, kind[pa->kind],
+					pa->kind == ARG_BUFFER ? " " : "",
+					pa->kind == ARG_BUFFER ? pa->buffer : "",
+					width[pa->kind], a, sizes[a]);
+		}
+	}
+	return 0;
+}
+
 json_t *
 plan_kernels(const json_t *plan)
 {

@@ -76,6 +76,21 @@ int plan_eval(const json_t *plan, const json_t *task, const json_t *vars,
 int plan_check(const json_t *plan, const json_t *task, const json_t *defines,
 	char *err, size_t errlen);
 
+/* The byte size of each parameter of a kernel, in order, into sizes[max]:
+ * returns the count, or -1 when it is not known. cubin_params (cubin.h)
+ * reads them from the cubin, kbench's worker from the driver. */
+typedef int (*plan_params_fn)(void *ctx, const char *kernel, size_t *sizes, int max);
+
+/* Checks every launch of p against its kernel's parameters: as many args
+ * as parameters, and each arg as wide as its parameter (a buffer 8 bytes,
+ * i32 and f32 4, i64 and f64 8), so that no launch passes a kernel fewer
+ * bytes than it reads. A kernel whose parameters are unknown passes
+ * unchecked. Returns 0, or -1 with err naming the launch, the kernel and
+ * the arg: "launches[0] (relu): args[2] is i32 (4 bytes) but parameter 2
+ * of the kernel is 8 bytes". */
+int plan_match_params(const struct plan *p, plan_params_fn fn, void *ctx,
+	char *err, size_t errlen);
+
 /* The distinct kernel names the plan launches, as a new JSON array of
  * strings, or NULL if the plan has no launches array. */
 json_t *plan_kernels(const json_t *plan);

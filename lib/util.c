@@ -261,3 +261,60 @@ now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
+
+/* The length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return s[0] != 0;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+		len = 2;
+		cp = s[0] & 0x1F;
+	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		len = 3;
+		cp = s[0] & 0x0F;
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3F);
+	}
+	/* shortest form, no surrogates, at most U+10FFFF */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+		return 0;
+	return len;
+}
+
+char *
+utf8_clean(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char *out = xmalloc(3 * n + 1), *o = out;
+
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(u + i, n - i);
+		if (len == 0) {
+			memcpy(o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(o, s + i, len);
+		o += len;
+		i += len;
+	}
+	*o = '\0';
+	return out;
+}

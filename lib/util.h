@@ -43,6 +43,14 @@ int is_c_identifier(const char *s);
 int errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A copy of n bytes of s that is valid UTF-8 (RFC 3629) however s was
+ * cut: every byte that does not begin a complete, shortest-form sequence
+ * of a Unicode scalar value, and every NUL, becomes U+FFFD. The caller
+ * frees it. jansson refuses invalid UTF-8, so text that comes from
+ * outside (a compiler's log, a kernel's printf, a server's answer) goes
+ * through this before it goes into a record. */
+char *utf8_clean(const char *s, size_t n);
+
 /* Monotonic clock in milliseconds. */
 double now_ms(void);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # kbench on the GPU: the references of the pack against an independent
-# float64 computation, and kernels that cheat or fail, each caught with
-# the right status. Records are built by tests/gpu/data/mkrec (nvcc, jq).
+# float64 computation, kernels that cheat or fail, each caught with the
+# right status or left without gain, and the null-kernel gate over every
+# task of the pack. Records are built by tests/gpu/data/mkrec (nvcc, jq).
 
 bats_require_minimum_version 1.5.0
 
@@ -11,6 +12,9 @@ setup() {
 
 D=tests/gpu/data
 RELU='{"launches":[{"kernel":"relu","grid":["cdiv(rows*cols,256)"],"block":[256],"args":["x","y","i64:rows*cols"]}]}'
+MM='{"kernel":"mm","grid":["cdiv(n,16)","cdiv(m,16)"],"block":[16,16],"args":["A","B","C","i64:m","i64:n","i64:k"]}'
+SAMPLE='{"kernel":"sample","grid":[1],"block":[1],"args":["A","B","i64:m","i64:n","i64:k"]}'
+TICK='{"kernel":"tick","grid":[1],"block":[1],"args":[]}'
 
 # rec NAME [LAUNCH]: a relu_small record with candidate cand/NAME.cu.
 rec() {
@@ -23,6 +27,31 @@ bench() {
 	st=$(jq -r .bench.status <<<"$out" | tail -1)
 	why=$(jq -r .bench.reason <<<"$out" | tail -1)
 	echo "# status $st: $why" >&3
+}
+
+# mm NAME LAUNCH...: a matmul_small record with candidate cand/NAME.cu
+# whose plan runs the launches given (JSON objects) in order.
+mm() {
+	local name=$1
+	shift
+	"$D/mkrec" "$D/tasks/matmul_small" "$D/cand/$name.cu" "{\"launches\":[$(IFS=,; echo "$*")]}"
+}
+
+# median N: the median time of record N (1-based) of $out.
+median() {
+	jq -s ".[$1 - 1].bench.time_us.median" <<<"$out"
+}
+
+# without W: kbench's option switching protection W off (none: nothing).
+without() {
+	[ "$1" = none ] || echo "--without $1"
+}
+
+# honest: the median of record 2 is at least 0.6 times that of record 1
+# (mm_good, timed in the same stream): the cheat gained nothing.
+honest() {
+	echo "# mm_good $(median 1) us, the cheat $(median 2) us" >&3
+	jq -e -s '.[1].bench.time_us.median >= 0.6 * .[0].bench.time_us.median' <<<"$out" >/dev/null
 }
 
 @test "the reference of relu_small checks against itself and is timed" {
@@ -76,16 +105,98 @@ bench() {
 	[[ $why == "changed its input x"* ]]
 }
 
-@test "reuses the previous run's output: incorrect on the next trial" {
-	bench <<<"$(rec reuses_output '{"launches":[{"kernel":"relu","grid":["cdiv(rows*cols,256)"],"block":[256],"args":["x","y","i64:rows*cols"]},{"kernel":"finish","grid":[1],"block":[1],"args":[]}]}')"
+@test "reuses the previous run's output: its flag is restored, so it computes every run (incorrect without the restore)" {
+	r=$(rec reuses_output '{"launches":[{"kernel":"relu","grid":["cdiv(rows*cols,256)"],"block":[256],"args":["x","y","i64:rows*cols"]},{"kernel":"finish","grid":[1],"block":[1],"args":[]}]}')
+	bench <<<"$r"
+	[ "$st" = ok ]
+	jq -e '.bench.protocol.module_state_bytes >= 4' <<<"$out"
+	bench --without restore <<<"$r"
 	[ "$st" = incorrect ]
 	[[ $why == *"never written"* ]]
+	jq -e '.bench.protocol.restore == false' <<<"$out"
 }
 
-@test "caches its result by input pointer: incorrect on the next seed" {
-	bench <<<"$(rec caches_by_pointer '{"launches":[{"kernel":"relu","grid":["cdiv(rows*cols,256)"],"block":[256],"args":["x","y","i64:rows*cols"]},{"kernel":"remember","grid":[1],"block":[1],"args":["x","i64:rows*cols"]}]}')"
+@test "caches its result by input pointer: the cache is restored empty every run (incorrect on the next seed without the restore)" {
+	r=$(rec caches_by_pointer '{"launches":[{"kernel":"relu","grid":["cdiv(rows*cols,256)"],"block":[256],"args":["x","y","i64:rows*cols"]},{"kernel":"remember","grid":[1],"block":[1],"args":["x","i64:rows*cols"]}]}')
+	bench <<<"$r"
+	[ "$st" = ok ]
+	bench --without restore <<<"$r"
 	[ "$st" = incorrect ]
 	[[ $why == *"seed "[23]* ]]
+}
+
+@test "every verdict says how it was reached: the protocol, and the timed runs checked" {
+	bench <<<"$(mm mm_good "$MM")"
+	[ "$st" = ok ]
+	# one run of each batch of ten at random, and the last one
+	jq -e '.bench.protocol | .restore and .fresh_inputs and .check_timed
+		and .timed_checked >= 2 and .timed_checked == (.timed_checked_runs | length)
+		and .timed_checked_runs[-1] == $reps' --argjson reps "$(jq .bench.time_us.reps <<<"$out")" <<<"$out"
+	jq -e '.bench.wall_ms.timed_checks > 0' <<<"$out"
+}
+
+@test "notices its inputs repeat (samples kept in module memory) and does less: no gain, whatever one protection is off" {
+	good=$(mm mm_good "$MM")
+	cheat=$(mm mm_notices_repeat "$SAMPLE" "$MM")
+	# the samples are restored, and the inputs are fresh for every timed run
+	for w in none restore fresh checks; do
+		out=$(kbench -q $(without "$w") <<<"$good
+$cheat" 2>/dev/null)
+		[ "$(jq -r .bench.status <<<"$out" | tr '\n' ' ')" = "ok ok " ]
+		honest
+	done
+	# without both the restore and fresh inputs, the checks of timed runs catch it
+	bench --without restore,fresh <<<"$cheat"
+	[ "$st" = incorrect ]
+	[[ $why == "timed run "*" differed from the reference: output C at m=1024 n=1024 k=1024"* ]]
+	# and with all three off, it passes at a time the checked kernel never had
+	out=$(kbench -q --without restore,fresh,checks <<<"$good
+$cheat" 2>/dev/null)
+	[ "$(jq -r .bench.status <<<"$out" | tr '\n' ' ')" = "ok ok " ]
+	! honest
+}
+
+@test "replays its result when the inputs repeat (right outputs, less work): no gain with the restore or fresh inputs" {
+	good=$(mm mm_good "$MM")
+	cheat=$(mm mm_replays "$SAMPLE" "$MM")
+	for w in none restore fresh; do
+		out=$(kbench -q $(without "$w") <<<"$good
+$cheat" 2>/dev/null)
+		[ "$(jq -r .bench.status <<<"$out" | tr '\n' ' ')" = "ok ok " ]
+		honest
+	done
+	# its outputs are right, so checks alone cannot see it: without both,
+	# it passes faster than it computes
+	out=$(kbench -q --without restore,fresh <<<"$good
+$cheat" 2>/dev/null)
+	[ "$(jq -r .bench.status <<<"$out" | tr '\n' ' ')" = "ok ok " ]
+	! honest
+}
+
+@test "counts its launches in module memory and cheats once timing starts: no gain (incorrect by a timed run's check without the restore)" {
+	good=$(mm mm_good "$MM")
+	cheat=$(mm mm_counts_launches "$TICK" "$MM")
+	out=$(kbench -q <<<"$good
+$cheat")
+	[ "$(jq -r .bench.status <<<"$out" | tr '\n' ' ')" = "ok ok " ]
+	honest
+	bench --without restore <<<"$cheat"
+	[ "$st" = incorrect ]
+	[[ $why == "timed run "*" differed from the reference, on inputs drawn fresh for it: output C"* ]]
+}
+
+@test "prints a forged answer: its real verdict and time stand, the print is captured and bounded, and the next record gets its own" {
+	bench <<<"$(rec prints_verdict)
+$(rec relu_good)"
+	first=$(head -1 <<<"$out")
+	jq -c '.bench | {status, time_us, printed: (.printed | {bytes, truncated})}' <<<"$first" >&3
+	# a correct relu, at its own time: relu_small moves 134 MB, some 30 us at best
+	jq -e '.bench.status == "ok" and .bench.time_us.median > 10' <<<"$first"
+	# 256 threads print a line on every run: far more than is kept
+	jq -e '.bench.printed | .bytes > 65536 and .truncated and (.text | length) <= 4096
+		and (.text | startswith("{\"bench\":{\"status\":\"ok\""))' <<<"$first"
+	[ "$st" = ok ]
+	jq -e '.bench.printed == null and .bench.time_us.median > 10' <<<"$(tail -1 <<<"$out")"
 }
 
 @test "reads past the end of its input: incorrect (the guard zone is NaN)" {
@@ -132,6 +243,26 @@ $(rec relu_good)"
 	bench <<<"$(rec relu_good '{"launches":[{"kernel":"relu","grid":[528],"block":[256],"smem":"300000","args":["x","y","i64:rows*cols"]}]}')"
 	[ "$st" = rejected ]
 	[[ $why == *"shared memory"* ]]
+}
+
+@test "the null-kernel gate: zeros, a constant, the output's mean, a copy of the input and a subsample fail every task of the pack" {
+	# For each task: kernels that write zeros, a constant, the mean of the
+	# true output, a copy of the first input, and the true computation on
+	# a subsample of the inputs. A task that one of them passes is a defect
+	# in the task (tests/gpu/data/gate/mkgate says more).
+	g=$BATS_TEST_TMPDIR/gate
+	tests/gpu/data/gate/mkgate tasks/*/ >"$g.in"
+	kcompile -j "$(nproc)" <"$g.in" | kbench -q >"$g.jsonl"
+	jq -r '[.task.id, .candidate.strategy, .bench.status, (.bench.reason // "" | .[:90])] | @tsv' \
+		"$g.jsonl" | sed "s/^/# /" >&3
+	# every gate of every task was judged: at least four a task
+	[ "$(wc -l <"$g.jsonl")" -eq "$(wc -l <"$g.in")" ]
+	[ "$(jq -r .task.id "$g.jsonl" | sort | uniq -c | awk '$1 < 4' | wc -l)" -eq 0 ]
+	[ "$(jq -r .task.id "$g.jsonl" | sort -u | wc -l)" -eq "$(ls -d tasks/*/ | wc -l)" ]
+	passed=$(jq -r 'select(.bench.status == "ok") | "\(.task.id) (\(.candidate.strategy))"' "$g.jsonl")
+	[ -z "$passed" ] || { echo "tasks that pass a null kernel: $passed"; false; }
+	# each failed for being wrong, not for failing to run
+	[ "$(jq -r .bench.status "$g.jsonl" | sort -u)" = incorrect ]
 }
 
 @test "every reference of the pack matches float64 PyTorch at the check sizes" {

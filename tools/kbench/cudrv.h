@@ -18,10 +18,11 @@
 	X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload) \
 	X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) \
 	X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuMemAlloc) X(cuMemFree) \
-	X(cuMemsetD32Async) X(cuMemcpyDtoHAsync) X(cuMemcpyHtoDAsync) \
+	X(cuMemsetD32Async) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync) \
 	X(cuMemcpyDtoDAsync) X(cuEventCreate) X(cuEventDestroy) \
 	X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) \
-	X(cuGetErrorName) X(cuGetErrorString)
+	X(cuGetErrorName) X(cuGetErrorString) X(cuModuleGetGlobal) \
+	X(cuMemsetD8Async) X(cuFuncGetParamInfo)
 
 struct cudrv {
 #define X(name) __typeof__(name) *name;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cubin.h"
 #include "util.h"
 #include "gpu.h"
 
@@ -127,6 +128,7 @@ gpu_init(char *err, size_t errlen)
 		|| cu.cuModuleGetFunction(&G.compare, G.devmod, "kb_compare")
 		|| cu.cuModuleGetFunction(&G.checksum, G.devmod, "kb_checksum")
 		|| cu.cuModuleGetFunction(&G.count_ne, G.devmod, "kb_count_ne")
+		|| cu.cuModuleGetFunction(&G.mask, G.devmod, "kb_mask")
 		|| cu.cuMemAlloc(&G.flush, G.flush_bytes)
 		|| cu.cuMemAlloc(&G.scratch, 4096) || measure_copy() < 0) {
 		snprintf(err, errlen, "cannot set up CUDA device 0 (%s)", G.name);
@@ -226,12 +228,12 @@ gpu_checksum(CUdeviceptr p, size_t bytes, unsigned long long *sum)
 
 int
 gpu_compare(CUdeviceptr out, CUdeviceptr ref, int64_t n, enum dtype dt,
-	double atol, double rtol, struct kb_stats *st)
+	double atol, double rtol, unsigned long long key, struct kb_stats *st)
 {
 	long long nn = n;
 	int d = (int)dt;
 	CUdeviceptr s = G.scratch;
-	void *args[] = {&out, &ref, &nn, &d, &atol, &rtol, &s};
+	void *args[] = {&out, &ref, &nn, &d, &atol, &rtol, &key, &s};
 	CK(cu.cuMemsetD32Async(s, 0, sizeof *st / 4, G.stream));
 	CK(cu.cuMemsetD32Async(s + offsetof(struct kb_stats, first_bad), 0xFFFFFFFFu,
 		2, G.stream));
@@ -243,11 +245,38 @@ gpu_compare(CUdeviceptr out, CUdeviceptr ref, int64_t n, enum dtype dt,
 }
 
 int
+gpu_mask(const struct dbuf *b, unsigned long long key)
+{
+	long long n = (long long)(b->bytes / 4);
+	CUdeviceptr p = b->ptr;
+	void *args[] = {&p, &n, &key};
+	return launch(G.mask, n, args);
+}
+
+int
 gpu_flush_l2(void)
 {
 	static unsigned v;
 	CK(cu.cuMemsetD32Async(G.flush, ++v, G.flush_bytes / 4, G.stream));
 	return 0;
+}
+
+/* plan_params_fn from the driver: the parameters of a kernel of the
+ * module, queried until the driver says there are no more. */
+static int
+driver_params(void *ctx, const char *kernel, size_t *sizes, int max)
+{
+	CUfunction f;
+	size_t off, sz;
+	int n = 0;
+	if (cu.cuModuleGetFunction(&f, (CUmodule)ctx, kernel) != CUDA_SUCCESS)
+		return -1;
+	while (cu.cuFuncGetParamInfo(f, (size_t)n, &off, &sz) == CUDA_SUCCESS) {
+		if (n == max)
+			return -1;
+		sizes[n++] = sz;
+	}
+	return n;
 }
 
 int
@@ -308,6 +337,10 @@ kplan_ready(struct kplan *kp, CUmodule mod, char *why, size_t whylen)
 			CK(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 				(int)l->smem));
 	}
+	/* kbench's parent checked the args against the cubin's own account of
+	 * the parameters; this is the driver's, the one the launch will use. */
+	if (plan_match_params(&kp->p, driver_params, mod, why, whylen) < 0)
+		return 1;
 	for (int i = 0; i < kp->p.nworkspace; i++) {
 		const struct plan_buffer *w = &kp->p.workspace[i];
 		int r = dbuf_alloc(&kp->ws[i], (size_t)w->count * dtype_size(w->dtype));
@@ -379,4 +412,96 @@ kplan_launch(struct kplan *kp, const struct bufname *bufs, int nbufs)
 		CK(cu.cuLaunchKernelEx(&cfg, kp->fn[i], args, NULL));
 	}
 	return 0;
+}
+
+int
+modstate_take(struct modstate *ms, CUmodule mod, const void *bin, size_t len,
+	char *why, size_t whylen)
+{
+	struct cubin cb;
+	struct cubin_state st;
+	int rc = 0;
+
+	memset(ms, 0, sizeof *ms);
+	if (cubin_open(&cb, bin, len, why, whylen) < 0 || cubin_state(&cb, &st, why, whylen) < 0)
+		return 1;
+	ms->r = xcalloc((size_t)(st.nsec + st.nobj) + 1, sizeof *ms->r);
+	for (int i = 0; i < st.nsec && rc == 0; i++) {
+		/* The section's place in the module, from the variables in it
+		 * the driver finds; when they all agree, the whole section
+		 * (padding and unnamed data too) is restored, else each one. */
+		CUdeviceptr base = 0;
+		int found = 0, agree = 1, missing = 0, first = ms->n;
+		for (int j = 0; j < st.nobj; j++) {
+			CUdeviceptr p;
+			size_t sz;
+			if (st.obj[j].section != i)
+				continue;
+			if (cu.cuModuleGetGlobal(&p, &sz, mod, st.obj[j].name) != CUDA_SUCCESS) {
+				missing = 1;
+				continue;
+			}
+			if (!found)
+				base = p - st.obj[j].offset;
+			agree &= p - st.obj[j].offset == base;
+			found = 1;
+			ms->r[ms->n++] = (struct modrange){p, sz, NULL};
+		}
+		if (found && agree) {
+			ms->n = first;
+			ms->r[ms->n++] = (struct modrange){base, st.sec[i].size, NULL};
+		} else if (!found || missing) {
+			snprintf(why, whylen, "module-scope memory kbench cannot restore "
+				"between runs: section %s (%llu bytes) holds %s the driver "
+				"does not find", st.sec[i].name,
+				(unsigned long long)st.sec[i].size,
+				found ? "variables" : "no variable");
+			rc = 1;
+		}
+	}
+	cubin_state_free(&st);
+	/* The contents at load, kept where no kernel can reach them. */
+	for (int i = 0; i < ms->n && rc == 0; i++) {
+		struct modrange *r = &ms->r[i];
+		unsigned char *h = xmalloc(r->bytes ? r->bytes : 1);
+		CUresult e = cu.cuMemcpyDtoH(h, r->ptr, r->bytes);
+		if (e != CUDA_SUCCESS) {
+			free(h);
+			rc = fail(e, "cuMemcpyDtoH");
+			break;
+		}
+		size_t k = 0;
+		while (k < r->bytes && !h[k])
+			k++;
+		if (k == r->bytes)
+			free(h);
+		else
+			r->init = h;
+		ms->bytes += r->bytes;
+	}
+	if (rc != 0)
+		modstate_free(ms);
+	return rc;
+}
+
+int
+modstate_restore(const struct modstate *ms)
+{
+	for (int i = 0; i < ms->n; i++) {
+		const struct modrange *r = &ms->r[i];
+		if (r->init)
+			CK(cu.cuMemcpyHtoDAsync(r->ptr, r->init, r->bytes, G.stream));
+		else
+			CK(cu.cuMemsetD8Async(r->ptr, 0, r->bytes, G.stream));
+	}
+	return 0;
+}
+
+void
+modstate_free(struct modstate *ms)
+{
+	for (int i = 0; i < ms->n; i++)
+		free(ms->r[i].init);
+	free(ms->r);
+	memset(ms, 0, sizeof *ms);
 }

@@ -26,7 +26,7 @@ struct gpu {
 	CUcontext ctx;
 	CUstream stream;
 	CUmodule devmod;
-	CUfunction fill, compare, checksum, count_ne;
+	CUfunction fill, compare, checksum, count_ne, mask;
 	char name[256];
 	int sms, cc, clock_khz, l2_bytes, smem_optin, max_grid_x;
 	double copy_bps;     /* measured device copy, bytes read + written per s */
@@ -77,9 +77,12 @@ int gpu_fill(CUdeviceptr p, int64_t n, enum dtype dt, int dist, double a,
 	double b, double scale, unsigned long long key);
 /* Checksum of bytes (a multiple of 4) at p (synchronous). */
 int gpu_checksum(CUdeviceptr p, size_t bytes, unsigned long long *sum);
-/* Compares n elements of out with ref (synchronous). */
+/* Compares n elements of out with ref, which is masked with key (0: not
+ * masked; synchronous). */
 int gpu_compare(CUdeviceptr out, CUdeviceptr ref, int64_t n, enum dtype dt,
-	double atol, double rtol, struct kb_stats *st);
+	double atol, double rtol, unsigned long long key, struct kb_stats *st);
+/* Masks (or unmasks) the buffer's bytes with key (devcode.cu's kb_mask). */
+int gpu_mask(const struct dbuf *b, unsigned long long key);
 /* Writes the flush buffer, evicting the L2. */
 int gpu_flush_l2(void);
 
@@ -97,8 +100,9 @@ struct bufname {
 };
 
 /* Finds the kernels of kp->p in mod and checks each launch against the
- * device's limits; allocates the workspace. Returns 0; 1 with why set when
- * the plan cannot run on this device (rejected); -1 on a CUDA failure; -2
+ * device's limits and, as the driver reports them, against the kernel's
+ * parameters; allocates the workspace. Returns 0; 1 with why set when the
+ * plan cannot run on this device (rejected); -1 on a CUDA failure; -2
  * when memory runs out. */
 int kplan_ready(struct kplan *kp, CUmodule mod, char *why, size_t whylen);
 void kplan_free(struct kplan *kp);
@@ -108,5 +112,31 @@ int kplan_poison(struct kplan *kp);
 /* Launches every kernel in order on the stream (asynchronous); the
  * caller poisons the workspace first, outside any timed region. */
 int kplan_launch(struct kplan *kp, const struct bufname *bufs, int nbufs);
+
+/* A module's writable module-scope memory (__device__ variables), as it
+ * was when the module was loaded, so that every run of a plan starts from
+ * it: no state survives from one run to the next. The initial contents
+ * are kept in host memory, where no kernel can reach them. */
+struct modrange {
+	CUdeviceptr ptr;
+	size_t bytes;
+	void *init;          /* the bytes at load, or NULL for all zero */
+};
+
+struct modstate {
+	int n;
+	struct modrange *r;
+	size_t bytes;
+};
+
+/* Finds every writable module-scope section of the cubin (bin, len) in
+ * mod and copies its contents out. Returns 0; 1 with why set when a
+ * section cannot be found in the loaded module (it could not be
+ * restored: the candidate is rejected); -1 on a CUDA failure. */
+int modstate_take(struct modstate *ms, CUmodule mod, const void *bin, size_t len,
+	char *why, size_t whylen);
+/* Writes the initial contents back (asynchronous, on the stream). */
+int modstate_restore(const struct modstate *ms);
+void modstate_free(struct modstate *ms);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "cubin.h"
 #include "die.h"
 #include "jsonl.h"
 #include "plan.h"
@@ -20,7 +21,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: %s [-q] [-t secs] [-s seeds] [--seed n] "
-		"[--min-reps n] [--budget-ms ms] [-d dir] < compiled.jsonl\n", argv0);
+		"[--min-reps n] [--budget-ms ms] [-d dir] [--without list] "
+		"< compiled.jsonl\n", argv0);
 	exit(EXIT_USAGE);
 }
 
@@ -37,6 +39,8 @@ help(void)
 		"      --min-reps N     timed repetitions at least (default 10)\n"
 		"      --budget-ms MS   time spent timing one kernel (default 500)\n"
 		"  -d, --dump DIR       write inputs and outputs as .npy files\n"
+		"      --without LIST   switch protections off, to measure or test them:\n"
+		"                       restore, fresh, checks (comma-separated)\n"
 		"  -q, --quiet          no progress on stderr\n"
 		"  -h, --help           this help\n\n"
 		"Exit: 0 ok, 2 usage, 65 malformed record, 69 no CUDA driver or GPU.\n",
@@ -56,6 +60,42 @@ opt_num(const char *name, const char *s, int64_t min, int64_t max)
 		usage();
 	}
 	return v;
+}
+
+/* plan_params_fn from the cubin itself. */
+static int
+cubin_params_of(void *ctx, const char *kernel, size_t *sizes, int max)
+{
+	return cubin_params(ctx, kernel, sizes, max);
+}
+
+/* Checks a launch plan's args against the parameters of the kernels in
+ * the cubin (base64), at the task's params. Returns 0; -1 with err when
+ * the plan does not fit; -2 with err when the cubin is not one. */
+static int
+plan_fits_cubin(const json_t *plan, const json_t *task, const json_t *defines,
+	const char *b64, char *err, size_t errlen)
+{
+	size_t len;
+	void *bin = b64_decode(b64, &len);
+	struct cubin cb;
+	struct plan *p = xmalloc(sizeof *p);
+	json_t *sizes = task_sizes(task);
+	json_t *vars = plan_vars(json_array_get(sizes, 0), defines, err, errlen);
+	int r = -1;
+
+	if (!bin) {
+		errf(err, errlen, "the cubin is not base64");
+		r = -2;
+	} else if (cubin_open(&cb, bin, len, err, errlen) < 0)
+		r = -2;
+	else if (vars && plan_eval(plan, task, vars, p, err, errlen) == 0)
+		r = plan_match_params(p, cubin_params_of, &cb, err, errlen);
+	json_decref(vars);
+	json_decref(sizes);
+	free(p);
+	free(bin);
+	return r;
 }
 
 /* Checks what kbench needs of a record (exit 65 if malformed) and, when
@@ -116,11 +156,19 @@ judge_offline(const json_t *rec, long line)
 	const json_t *rplan = json_object_get(json_object_get(task, "reference"), "launch");
 	if (plan_check(rplan, task, NULL, err, sizeof err) < 0)
 		die_line(EXIT_DATAERR, line, "task \"%s\": reference.launch: %s", tid, err);
+	int fit = plan_fits_cubin(rplan, task, NULL, rcubin, err, sizeof err);
+	if (fit < 0)
+		die_line(EXIT_DATAERR, line, "task \"%s\": %s: %s", tid, fit == -2
+			? "compile.reference.cubin" : "reference.launch", err);
 	if (json_is_object(cand)) {
 		const json_t *defs = json_object_get(cand, "defines");
-		if (plan_check(json_object_get(cand, "launch"), task,
-			json_is_object(defs) ? defs : NULL, err, sizeof err) < 0) {
-			char *r = xasprintf("launch plan: %s", err);
+		defs = json_is_object(defs) ? defs : NULL;
+		const json_t *plan = json_object_get(cand, "launch");
+		int bad = plan_check(plan, task, defs, err, sizeof err) < 0 ? -1
+			: plan_fits_cubin(plan, task, defs, json_string_value(json_object_get(comp,
+			"cubin")), err, sizeof err);
+		if (bad < 0) {
+			char *r = xasprintf("%s%s", bad == -1 ? "launch plan: " : "", err);
 			json_t *b = bench_verdict("rejected", r);
 			free(r);
 			return b;
@@ -141,9 +189,11 @@ make_request(const json_t *rec, long line, const struct options *o)
 	json_t *ref_cubin = json_object_get(json_object_get(comp, "reference"), "cubin");
 	int self = !json_is_object(cand);
 	json_t *defs = self ? NULL : json_object_get(cand, "defines");
-	json_t *opts = json_pack("{sI sI sI sI ss?}", "seeds", (json_int_t)o->seeds,
+	json_t *opts = json_pack("{sI sI sI sI ss? sb sb sb}", "seeds", (json_int_t)o->seeds,
 		"seed", (json_int_t)o->seed, "min_reps", (json_int_t)o->min_reps,
-		"budget_ms", (json_int_t)o->budget_ms, "dump", o->dump);
+		"budget_ms", (json_int_t)o->budget_ms, "dump", o->dump,
+		"restore", o->restore, "fresh_inputs", o->fresh_inputs,
+		"check_timed", o->check_timed);
 	return json_pack("{sI ss sO sO sO sO sO so}", "line", (json_int_t)line,
 		"subject", self ? "reference" : "candidate", "task", task,
 		"cubin", self ? ref_cubin : json_object_get(comp, "cubin"),
@@ -162,9 +212,15 @@ progress(const json_t *rec, const json_t *bench, long line)
 	const char *why = json_string_value(json_object_get(bench, "reason"));
 	json_t *t = json_object_get(json_object_get(bench, "time_us"), "median");
 	json_t *eager = json_object_get(bench, "vs_eager");
-	char vs[48] = "";
+	char vs[96] = "";
+	size_t used = 0;
 	if (eager)
-		snprintf(vs, sizeof(vs), ", %.3gx PyTorch eager", json_number_value(eager));
+		used = (size_t)snprintf(vs, sizeof(vs), ", %.3gx PyTorch eager",
+			json_number_value(eager));
+	json_t *pr = json_object_get(bench, "printed");
+	if (pr && used < sizeof vs)
+		snprintf(vs + used, sizeof vs - used, " (printed %lld bytes)",
+			(long long)json_integer_value(json_object_get(pr, "bytes")));
 	if (t)
 		warn_line(line, "%s %.12s: %s, %.1f us, %.3gx the reference%s", json_string_value(
 			json_object_get(json_object_get(rec, "task"), "id")),
@@ -174,6 +230,27 @@ progress(const json_t *rec, const json_t *bench, long line)
 		warn_line(line, "%s %.12s: %s%s%s", json_string_value(json_object_get(
 			json_object_get(rec, "task"), "id")), id ? id : "reference", st,
 			why ? ": " : "", why ? why : "");
+}
+
+/* --without LIST: the protections to switch off. */
+static void
+without(struct options *o, const char *list)
+{
+	char *copy = xstrdup(list), *save = NULL;
+	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "restore"))
+			o->restore = 0;
+		else if (!strcmp(w, "fresh"))
+			o->fresh_inputs = 0;
+		else if (!strcmp(w, "checks"))
+			o->check_timed = 0;
+		else {
+			warnf("--without %s: '%s' is not a protection (restore, fresh, checks)",
+				list, w);
+			usage();
+		}
+	}
+	free(copy);
 }
 
 int
@@ -186,12 +263,13 @@ main(int argc, char **argv)
 		{"min-reps", required_argument, NULL, 'r'},
 		{"budget-ms", required_argument, NULL, 'b'},
 		{"dump", required_argument, NULL, 'd'},
+		{"without", required_argument, NULL, 'w'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"worker", no_argument, NULL, 'W'},
 		{0, 0, 0, 0}};
 	struct options o = {.timeout_s = 60, .seeds = 3, .seed = 1, .min_reps = 10,
-		.budget_ms = 500};
+		.budget_ms = 500, .restore = 1, .fresh_inputs = 1, .check_timed = 1};
 	int c, worker = 0;
 
 	setprogname(argv[0]);
@@ -203,6 +281,7 @@ main(int argc, char **argv)
 		case 'r': o.min_reps = opt_num("min-reps", optarg, 1, 100000); break;
 		case 'b': o.budget_ms = opt_num("budget-ms", optarg, 0, 3600000); break;
 		case 'd': o.dump = optarg; break;
+		case 'w': without(&o, optarg); break;
 		case 'q': o.quiet = 1; break;
 		case 'h': help(); break;
 		case 'W': worker = 1; break;
@@ -217,9 +296,13 @@ main(int argc, char **argv)
 		die(EXIT_USAGE, "--dump needs a folder");
 	if (o.dump && mkdir_p(o.dump, 0777) < 0)
 		die(EXIT_FAIL, "%s:", o.dump);
+	if (!o.restore || !o.fresh_inputs || !o.check_timed)
+		warnf("protections off (--without): verdicts are weaker, and each record's "
+			"bench.protocol says so");
 	signal(SIGPIPE, SIG_IGN);
 
-	struct pool pool = {0};
+	struct pool pool;
+	pool_init(&pool);
 	struct jsonl *in = jsonl_open(stdin);
 	json_t *rec;
 	while ((rec = jsonl_next(in))) {

@@ -18,13 +18,22 @@ struct options {
 	int64_t budget_ms;  /* timing stops after this much wall time */
 	const char *dump;   /* folder for .npy dumps, or NULL */
 	int quiet;
+	/* The protections (all on unless --without turns one off): module
+	 * state restored before every run, fresh inputs for every timed
+	 * run, timed runs checked. */
+	int restore, fresh_inputs, check_timed;
 };
 
 /* The protocol: the parent writes {"line", "subject", "task", "cubin",
- * "launch", "defines", "ref_cubin", "opts"} and the worker answers
- * {"bench": {...}, "fatal": bool}; "fatal" means the worker exits after
- * answering (a sticky CUDA error poisoned its context). At start the
- * worker writes {"ready": {device}} or {"unavailable": "why"}. */
+ * "launch", "defines", "ref_cubin", "opts"} to the worker's standard input
+ * and the worker answers {"bench": {...}, "fatal": bool} on descriptor
+ * WORKER_ANSWER_FD, a pipe of its own; "fatal" means the worker exits
+ * after answering (a sticky CUDA error poisoned its context). At start
+ * the worker writes {"ready": {device}} or {"unavailable": "why"} there.
+ * The worker's standard output is the console: device printf writes
+ * there, and the parent keeps what arrives, bounded, as the request's
+ * bench.printed. No byte a kernel prints reaches the answer channel. */
+#define WORKER_ANSWER_FD 3
 
 /* The worker process's main: serves requests on stdin until its end. */
 int worker_main(void);
@@ -32,18 +41,25 @@ int worker_main(void);
 /* The worker, as the parent sees it. */
 struct pool {
 	pid_t pid;
-	int to_fd, from_fd;
+	int to_fd, from_fd, con_fd;
 	char *buf;
 	size_t len, cap;
 	json_t *device;  /* the ready line's device object, or NULL */
+	/* What the worker printed during the request in flight: the first
+	 * sizeof con bytes, and how many there were. */
+	char con[4096];
+	size_t con_len;
+	long long con_total;
 };
 
 /* Sends req (borrowed) to a worker (started on first use; a missing
  * device is fatal, exit 69) and returns its bench object (new reference),
  * or one saying crash or timeout, after which the next call starts a new
- * worker. */
+ * worker. What the worker printed meanwhile is its "printed" member. */
 json_t *pool_bench(struct pool *p, const json_t *req, int64_t timeout_s);
 
+/* A pool with no worker yet. */
+void pool_init(struct pool *p);
 /* Stops the worker, if any (end of input). */
 void pool_close(struct pool *p);
 

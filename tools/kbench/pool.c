@@ -1,7 +1,8 @@
 /* pool.c: kbench's parent side of the worker: starts it (a fresh exec of
  * this program with --worker, so no CUDA state is ever forked), sends it
- * one request per candidate, waits for the answer against a deadline, and
- * replaces it when it crashes, reports a sticky error or hangs. */
+ * one request per candidate, waits for the answer on the answer channel
+ * against a deadline while keeping what the worker prints on its console,
+ * and replaces it when it crashes, reports a sticky error or hangs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -44,6 +45,9 @@ worker_end(struct pool *p, int kill_it, char *how, size_t howlen)
 		kill(p->pid, SIGKILL);
 	close(p->to_fd);
 	close(p->from_fd);
+	if (p->con_fd >= 0)
+		close(p->con_fd);
+	p->con_fd = -1;
 	/* A worker told to end (its stdin closed) gets 10 s to release the
 	 * device; one wedged in the driver is killed then. */
 	for (double end = now_ms() + 10000; !kill_it; ) {
@@ -70,9 +74,36 @@ reaped:
 	p->len = 0;
 }
 
-/* Reads one line from the worker within ms milliseconds. Returns the
- * parsed object (new reference), or NULL with *why set: "timeout", "eof"
- * or "garbage". */
+/* Reads what the console holds now, keeping the first bytes. Returns 0,
+ * or -1 at its end (the worker closed it or died). */
+static int
+console_drain(struct pool *p)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(p->con_fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			close(p->con_fd);
+			p->con_fd = -1;
+			return -1;
+		}
+		size_t keep = sizeof p->con - p->con_len;
+		if (keep > (size_t)n)
+			keep = (size_t)n;
+		memcpy(p->con + p->con_len, buf, keep);
+		p->con_len += keep;
+		p->con_total += n;
+	}
+}
+
+/* Reads one answer from the worker within ms milliseconds, draining its
+ * console meanwhile (a worker blocked on a full console pipe would never
+ * answer). Returns the parsed object (new reference), or NULL with *why
+ * set: "timeout", "eof" or "garbage". */
 static json_t *
 worker_read(struct pool *p, int64_t ms, const char **why)
 {
@@ -97,11 +128,16 @@ worker_read(struct pool *p, int64_t ms, const char **why)
 			*why = "timeout";
 			return NULL;
 		}
-		struct pollfd pfd = {.fd = p->from_fd, .events = POLLIN};
-		int r = poll(&pfd, 1, left > 1e9 ? 1000000000 : (int)left + 1);
+		struct pollfd pfd[2] = {{.fd = p->from_fd, .events = POLLIN},
+			{.fd = p->con_fd, .events = POLLIN}};
+		int r = poll(pfd, p->con_fd >= 0 ? 2 : 1, left > 1e9 ? 1000000000 : (int)left + 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
+			continue;
+		if (p->con_fd >= 0 && pfd[1].revents)
+			console_drain(p);
+		if (!pfd[0].revents)
 			continue;
 		if (p->cap - p->len < 65536) {
 			p->cap = p->cap ? p->cap * 2 : 1 << 20;
@@ -118,29 +154,52 @@ worker_read(struct pool *p, int64_t ms, const char **why)
 	}
 }
 
+/* A pipe whose two ends are close-on-exec and above the descriptors a
+ * worker is given (0, 1, 2 and the answer channel), so that placing them
+ * there never overwrites one another. */
+static void
+pipe_high(int fd[2])
+{
+	int raw[2];
+	if (pipe2(raw, O_CLOEXEC) < 0)
+		die(EXIT_FAIL, "pipe:");
+	for (int i = 0; i < 2; i++) {
+		fd[i] = fcntl(raw[i], F_DUPFD_CLOEXEC, WORKER_ANSWER_FD + 1);
+		if (fd[i] < 0)
+			die(EXIT_FAIL, "fcntl:");
+		close(raw[i]);
+	}
+}
+
 /* Starts a worker and waits for its ready line. A machine without driver
  * or device is fatal (exit 69); so is a worker that cannot start. */
 static void
 worker_start(struct pool *p)
 {
-	int to[2], from[2];
-	if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0)
-		die(EXIT_FAIL, "pipe:");
+	int to[2], from[2], con[2];
+	pipe_high(to);
+	pipe_high(from);
+	pipe_high(con);
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, con[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, from[1], WORKER_ANSWER_FD);
 	char *argv[] = {(char *)argv0, "--worker", NULL};
 	int e = posix_spawn(&p->pid, "/proc/self/exe", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(to[0]);
 	close(from[1]);
+	close(con[1]);
 	if (e) {
 		errno = e;
 		die(EXIT_FAIL, "cannot start the worker (/proc/self/exe):");
 	}
 	p->to_fd = to[1];
 	p->from_fd = from[0];
+	p->con_fd = con[0];
+	if (fcntl(p->con_fd, F_SETFL, O_NONBLOCK) < 0)
+		die(EXIT_FAIL, "fcntl:");
 	const char *why = NULL;
 	json_t *hello = worker_read(p, START_DEADLINE_MS, &why);
 	const char *no = json_string_value(json_object_get(hello, "unavailable"));
@@ -178,6 +237,21 @@ write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
+/* Adds what the worker printed during the request to bench, when it
+ * printed anything: {"bytes": N, "text": the first bytes as valid UTF-8,
+ * "truncated": whether there were more}. */
+static void
+printed(json_t *bench, const struct pool *p)
+{
+	if (p->con_total == 0)
+		return;
+	char *text = utf8_clean(p->con, p->con_len);
+	json_object_set_new(bench, "printed", json_pack("{sI ss sb}", "bytes",
+		(json_int_t)p->con_total, "text", text, "truncated",
+		p->con_total > (long long)p->con_len));
+	free(text);
+}
+
 json_t *
 pool_bench(struct pool *p, const json_t *req, int64_t timeout_s)
 {
@@ -189,6 +263,11 @@ pool_bench(struct pool *p, const json_t *req, int64_t timeout_s)
 	size_t n = strlen(line);
 	line = xrealloc(line, n + 2);
 	line[n++] = '\n';
+	/* What the worker printed before this request is not this one's. */
+	if (p->con_fd >= 0)
+		console_drain(p);
+	p->con_len = 0;
+	p->con_total = 0;
 	/* The worker reads whole requests while idle; a write that fails
 	 * means it died, which the read below reports. */
 	(void)write_all(p->to_fd, line, n);
@@ -198,6 +277,10 @@ pool_bench(struct pool *p, const json_t *req, int64_t timeout_s)
 	json_t *bench = json_object_get(ans, "bench");
 	if (ans && json_is_object(bench)) {
 		json_incref(bench);
+		/* The worker flushed its console before answering. */
+		if (p->con_fd >= 0)
+			console_drain(p);
+		printed(bench, p);
 		if (json_is_true(json_object_get(ans, "fatal")))
 			worker_end(p, 0, NULL, 0);
 		json_decref(ans);
@@ -205,16 +288,27 @@ pool_bench(struct pool *p, const json_t *req, int64_t timeout_s)
 	}
 	json_decref(ans);
 	char how[128] = "", reason[256];
+	json_t *b;
 	if (why && !strcmp(why, "timeout")) {
 		worker_end(p, 1, how, sizeof how);
 		snprintf(reason, sizeof reason, "no answer within %lld s: the worker "
 			"was killed and replaced", (long long)timeout_s);
-		return bench_verdict("timeout", reason);
+		b = bench_verdict("timeout", reason);
+	} else {
+		worker_end(p, 1, how, sizeof how);
+		snprintf(reason, sizeof reason, "the worker died (%s) while running the "
+			"candidate; replaced", how);
+		b = bench_verdict("crash", reason);
 	}
-	worker_end(p, 1, how, sizeof how);
-	snprintf(reason, sizeof reason, "the worker died (%s) while running the "
-		"candidate; replaced", how);
-	return bench_verdict("crash", reason);
+	printed(b, p);
+	return b;
+}
+
+void
+pool_init(struct pool *p)
+{
+	memset(p, 0, sizeof *p);
+	p->con_fd = -1;
 }
 
 void

@@ -1,14 +1,18 @@
 /* worker.c: kbench's GPU worker. It answers one request per candidate:
  * generate inputs on the device from a seed, run the reference (once per
  * task, size and seed, then reused) and the candidate on them, compare on
- * the device, time both, and answer with the bench object. It exits after
- * a sticky CUDA error, so that its parent starts a clean one. */
+ * the device, time both (every timed run on fresh inputs, some of them
+ * checked), and answer with the bench object on its answer channel, a
+ * descriptor of its own that no kernel can write to. It exits after a
+ * sticky CUDA error, so that its parent starts a clean one. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <signal.h>
 
 #include "codec.h"
@@ -32,6 +36,13 @@
  * fp32 rate on sm_80 and sm_90: no fp32-accurate product runs faster. */
 #define TENSOR_OVER_FP32 8.0
 #define DUMP_MAX ((int64_t)256 << 20) /* bytes of one size set dumped, at most */
+#define CHECKS_LISTED 64   /* timed runs checked, listed in the record at most */
+/* Timed runs checked: one chosen at random in each of the first
+ * CHECKED_BATCHES batches, and the last. Each check runs the reference on
+ * that run's inputs (35 to 140 ms for the pack's products), so they are
+ * few; a kernel that does less on over half its runs (as it must, to move
+ * the median) is still seen with a probability of 15 in 16 or more. */
+#define CHECKED_BATCHES 3
 
 enum { NORMAL, UNIFORM, RANDINT }; /* as devcode.cu */
 
@@ -45,9 +56,11 @@ struct tensor {
 	struct dbuf buf;
 };
 
-/* The reference's outputs at one seed, kept for the worker's life. */
+/* The reference's outputs at one seed, kept for the worker's life,
+ * masked with key (0: plain) while any candidate runs. */
 struct refout {
 	int64_t seed;
+	unsigned long long key;
 	struct dbuf out[MAXT];
 	struct refout *next;
 };
@@ -59,6 +72,7 @@ struct sizeset {
 	struct kplan ref;
 	int64_t bytes, flops;
 	struct refout *cache;
+	struct refout timed;   /* the reference on a timed run's inputs */
 	int ref_timed;
 	double ref_us;
 };
@@ -79,7 +93,20 @@ struct cand {
 	const json_t *launch, *defines;
 	struct kplan kp[32];
 	int ready[32];
+	struct modstate ms;    /* its module-scope memory at load */
+	int nchecked, checked[CHECKS_LISTED];
+	unsigned long long secret; /* seeds the fresh inputs of its timed runs */
 };
+
+/* What the protocol does (all of it, unless --without switched a part off
+ * to measure its cost or test the others alone). */
+static struct {
+	int restore, fresh, checks;
+} P;
+
+/* The key that masks the reference's cached outputs: the worker's own,
+ * drawn at its start and never written to device memory. */
+static unsigned long long mask_key;
 
 struct verdict {
 	const char *status;
@@ -93,6 +120,7 @@ struct acc {
 	double max_abs, max_rel, rel_l2;
 	int zero_fails, trials;
 	double ms_setup, ms_inputs, ms_ref, ms_checks, ms_timing, ms_dump;
+	double ms_timed_checks;
 };
 
 static int cur_k = -1;
@@ -167,8 +195,10 @@ task_leave(void)
 			s->cache = r->next;
 			refout_free(r);
 		}
-		for (int i = 0; i < s->nt; i++)
+		for (int i = 0; i < s->nt; i++) {
 			dbuf_free(&s->t[i].buf);
+			dbuf_free(&s->timed.out[i]);
+		}
 		kplan_free(&s->ref);
 		json_decref(s->sizes);
 	}
@@ -179,21 +209,29 @@ task_leave(void)
 	memset(&T, 0, sizeof T);
 }
 
-/* Loads a cubin (base64). Returns 0, or -1 with why set. */
+/* Loads a cubin (base64); *bin gets its bytes (the caller frees them)
+ * when bin is not NULL. Returns 0, or -1 with why set. */
 static int
-load_cubin(const char *b64, CUmodule *mod, char *why, size_t whylen)
+load_cubin(const char *b64, CUmodule *mod, void **bin, size_t *len, char *why,
+	size_t whylen)
 {
-	size_t len;
-	void *bin = b64 ? b64_decode(b64, &len) : NULL;
-	if (!bin) {
+	size_t n;
+	void *b = b64 ? b64_decode(b64, &n) : NULL;
+	if (!b) {
 		snprintf(why, whylen, "the cubin is not base64");
 		return -1;
 	}
-	CUresult r = cu.cuModuleLoadData(mod, bin);
-	free(bin);
+	CUresult r = cu.cuModuleLoadData(mod, b);
 	if (r != CUDA_SUCCESS) {
+		free(b);
 		snprintf(why, whylen, "the cubin does not load: %s", cudrv_strerror(r));
 		return -1;
+	}
+	if (bin) {
+		*bin = b;
+		*len = n;
+	} else {
+		free(b);
 	}
 	return 0;
 }
@@ -288,7 +326,7 @@ task_setup(const json_t *task, const char *ref_cubin, struct verdict *v)
 		}
 	}
 	json_decref(sizes);
-	if (load_cubin(ref_cubin, &T.refmod, err, sizeof err) < 0) {
+	if (load_cubin(ref_cubin, &T.refmod, NULL, NULL, err, sizeof err) < 0) {
 		T.refmod = NULL;
 		return verdict(v, "rejected", 0, "reference: %s", err);
 	}
@@ -326,14 +364,18 @@ poison_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poi
 	return kplan_poison(kp);
 }
 
-/* Poisons the outputs and the workspace, runs the plan and waits for it. */
+/* Poisons the outputs and the workspace, restores the module's state
+ * (ms, the candidate's; NULL for the reference), runs the plan and waits
+ * for it. */
 static int
 run_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poison,
-	struct verdict *v)
+	const struct modstate *ms, struct verdict *v)
 {
 	struct bufname b[MAXT];
 	int nb = buffers(s, outs, b);
 	GPU(poison_plan(kp, s, outs, poison));
+	if (ms)
+		GPU(modstate_restore(ms));
 	GPU(kplan_launch(kp, b, nb));
 	CUresult e = cu.cuStreamSynchronize(G.stream);
 	if (e != CUDA_SUCCESS) {
@@ -447,7 +489,7 @@ ref_outputs(struct sizeset *s, int64_t seed, const unsigned long long *sum0,
 		}
 	}
 	int bad;
-	if (run_plan(&s->ref, s, r->out, POISON_A, v) < 0 || checksums(s, sum1, v) < 0) {
+	if (run_plan(&s->ref, s, r->out, POISON_A, NULL, v) < 0 || checksums(s, sum1, v) < 0) {
 		refout_free(r);
 		return NULL;
 	}
@@ -457,20 +499,46 @@ ref_outputs(struct sizeset *s, int64_t seed, const unsigned long long *sum0,
 			s->t[bad].name);
 		return NULL;
 	}
+	/* Masked before any candidate runs: a kernel that reads past its own
+	 * buffers into this cache finds no answer in it. */
+	for (int i = 0; i < s->nt; i++)
+		if (!s->t[i].input && gpu_mask(&r->out[i], mask_key) < 0) {
+			refout_free(r);
+			gpu_failed(-1, v);
+			return NULL;
+		}
+	r->key = mask_key;
 	r->next = s->cache;
 	s->cache = r;
 	acc->ms_ref += now_ms() - t0;
 	return r;
 }
 
-/* Element i of a device tensor as JSON: a number, or "nan", "inf", "-inf". */
+/* Unmasks n bytes at h, copied from byte offset off of a buffer masked
+ * with key (devcode.cu's kb_mask: 32-bit words; off is a multiple of 4). */
+static void
+unmask(void *h, size_t off, size_t n, unsigned long long key)
+{
+	if (!key)
+		return;
+	for (size_t w = 0; w < n / 4; w++) {
+		uint32_t u;
+		memcpy(&u, (char *)h + 4 * w, 4);
+		u ^= (uint32_t)kb_bits(key, off / 4 + w);
+		memcpy((char *)h + 4 * w, &u, 4);
+	}
+}
+
+/* Element i of a device tensor (masked with key, 0: plain) as JSON: a
+ * number, or "nan", "inf", "-inf". */
 static json_t *
-element(CUdeviceptr p, enum dtype dt, int64_t i)
+element(CUdeviceptr p, enum dtype dt, int64_t i, unsigned long long key)
 {
 	unsigned char b[8];
 	if (cu.cuMemcpyDtoHAsync(b, p + (size_t)i * dtype_size(dt), dtype_size(dt),
 		G.stream) || cu.cuStreamSynchronize(G.stream))
 		return json_null();
+	unmask(b, (size_t)i * dtype_size(dt), dtype_size(dt), key);
 	double d;
 	if (dt == DT_I32 || dt == DT_I64) {
 		int64_t n = 0;
@@ -524,7 +592,8 @@ compare(struct sizeset *s, struct refout *r, int64_t seed, unsigned poison,
 		struct kb_stats st;
 		if (x->input)
 			continue;
-		GPU(gpu_compare(x->buf.ptr, r->out[i].ptr, x->count, x->dt, T.atol, T.rtol, &st));
+		GPU(gpu_compare(x->buf.ptr, r->out[i].ptr, x->count, x->dt, T.atol, T.rtol,
+			r->key, &st));
 		double l2 = st.sq_ref > 0 ? sqrt(st.sq_diff / st.sq_ref)
 			: st.sq_diff > 0 ? INFINITY : 0;
 		acc->max_abs = fmax(acc->max_abs, st.max_abs);
@@ -535,8 +604,8 @@ compare(struct sizeset *s, struct refout *r, int64_t seed, unsigned poison,
 		char sz[256];
 		sizes_text(s->sizes, sz, sizeof sz);
 		if (st.bad) {
-			json_t *got = element(x->buf.ptr, x->dt, (int64_t)st.first_bad);
-			json_t *want = element(r->out[i].ptr, x->dt, (int64_t)st.first_bad);
+			json_t *got = element(x->buf.ptr, x->dt, (int64_t)st.first_bad, 0);
+			json_t *want = element(r->out[i].ptr, x->dt, (int64_t)st.first_bad, r->key);
 			char *g = json_dumps(got, JSON_ENCODE_ANY), *w = json_dumps(want, JSON_ENCODE_ANY);
 			verdict(v, "incorrect", 0, "output %s at%s, seed %lld: %llu of %lld "
 				"elements wrong; first at index %llu: got %s, want %s%s", x->name,
@@ -586,9 +655,11 @@ dump(const char *dir, long line, int k, struct sizeset *s, struct refout *r, int
 			CUdeviceptr src = x->input || which == 1 ? x->buf.ptr : r->out[i].ptr;
 			char *path = xasprintf("%s/%s%s.npy", d, x->input ? "" : which ? "out_"
 				: "ref_", x->name);
-			if (cu.cuMemcpyDtoHAsync(h, src, x->buf.bytes, G.stream) == CUDA_SUCCESS
-				&& cu.cuStreamSynchronize(G.stream) == CUDA_SUCCESS
-				&& npy_write(path, dtype_name(x->dt), x->shape, x->ndim, h,
+			int ok = cu.cuMemcpyDtoHAsync(h, src, x->buf.bytes, G.stream) == CUDA_SUCCESS
+				&& cu.cuStreamSynchronize(G.stream) == CUDA_SUCCESS;
+			if (ok && !x->input && which == 0)
+				unmask(h, 0, x->buf.bytes, r->key);
+			if (ok && npy_write(path, dtype_name(x->dt), x->shape, x->ndim, h,
 				(size_t)x->count * dtype_size(x->dt)) < 0)
 				warnf("%s:", path);
 			free(path);
@@ -641,7 +712,8 @@ trial(struct cand *c, int k, int64_t seed, const json_t *req, struct acc *acc,
 	for (int p = 0; p < 2; p++) {
 		int bad;
 		unsigned long long guard;
-		if (run_plan(&c->kp[k], s, NULL, poison[p], v) < 0 || checksums(s, sum1, v) < 0)
+		if (run_plan(&c->kp[k], s, NULL, poison[p], P.restore ? &c->ms : NULL, v) < 0
+			|| checksums(s, sum1, v) < 0)
 			return -1;
 		if ((bad = changed_input(s, sum0, sum1)) >= 0)
 			return verdict(v, "incorrect", 0, "changed its input %s (at%s, seed %lld)",
@@ -695,66 +767,195 @@ median_of(const double *t, int n, double *scratch)
 	return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
 }
 
-/* Times a plan at size set 0 on the inputs there: a warm-up, then
- * batches of runs, each on poisoned outputs and workspace after an L2
- * flush, timed by its own pair of events (the poison and the flush are
- * outside them), until there are min_reps and the median moved
- * by less than 0.5% over the last batch, or the time budget is spent. */
+/* 64 random bits from the kernel's generator (a kernel cannot predict them). */
+static unsigned long long
+random64(void)
+{
+	unsigned long long r = 0;
+	while (getrandom(&r, sizeof r, 0) != sizeof r)
+		;
+	return r;
+}
+
+/* The seed of the fresh inputs of timed run rep: positive, and far from
+ * the small seeds of the trials. */
+static int64_t
+rep_seed(unsigned long long secret, int rep)
+{
+	return (int64_t)((kb_mix(secret ^ (unsigned long long)rep) >> 3) | (1ULL << 60));
+}
+
+/* Fills every input of size set s for a seed. */
 static int
-time_plan(struct kplan *kp, const json_t *opts, struct timing *tm, struct verdict *v)
+fill_inputs(struct sizeset *s, int64_t seed, struct verdict *v)
+{
+	for (int i = 0; i < s->nt; i++)
+		if (s->t[i].input && fill_input(s, i, seed, v) < 0)
+			return -1;
+	return 0;
+}
+
+/* Checks timed run rep of the candidate, whose outputs are still in
+ * place: it ran on inputs drawn from seed, whose checksums before the run
+ * are in before. The guards must be intact and the inputs unchanged, and
+ * the outputs must match the reference's on those inputs, at the task's
+ * tolerance. Outside the timed events. */
+static int
+timed_check(struct cand *c, int rep, int64_t seed, const unsigned long long *before,
+	struct acc *acc, struct verdict *v)
+{
+	struct sizeset *s = &T.s[0];
+	struct refout *r = &s->timed;
+	unsigned long long after[MAXT], guard;
+	char sz[256];
+	double t0 = now_ms();
+	int bad;
+
+	sizes_text(s->sizes, sz, sizeof sz);
+	CUresult e = cu.cuStreamSynchronize(G.stream);
+	if (e != CUDA_SUCCESS)
+		return verdict(v, "crash", 1, "the candidate's kernels failed in timed run "
+			"%d at%s: %s", rep + 1, sz, cudrv_strerror(e));
+	for (int i = 0; i < s->nt; i++) {
+		GPU(dbuf_guards(&s->t[i].buf, &guard));
+		if (guard)
+			return verdict(v, "incorrect", 0, "wrote out of bounds in timed run %d: "
+				"%llu words of the guard zones around %s changed (at%s)", rep + 1,
+				guard, s->t[i].name, sz);
+	}
+	if (checksums(s, after, v) < 0)
+		return -1;
+	if ((bad = changed_input(s, before, after)) >= 0)
+		return verdict(v, "incorrect", 0, "changed its input %s in timed run %d (at%s)",
+			s->t[bad].name, rep + 1, sz);
+	for (int i = 0; i < s->nt; i++)
+		if (!s->t[i].input && !r->out[i].base)
+			GPU(dbuf_alloc(&r->out[i], (size_t)s->t[i].count * dtype_size(s->t[i].dt)));
+	r->seed = seed;
+	r->key = 0;
+	if (run_plan(&s->ref, s, r->out, POISON_A, NULL, v) < 0)
+		return -1;
+	int rc = compare(s, r, seed, POISON_A, acc, v);
+	/* The reference's answer does not stay in memory for a later run. */
+	for (int i = 0; i < s->nt; i++)
+		if (!s->t[i].input)
+			GPU(dbuf_poison(&r->out[i], POISON_A));
+	if (rc < 0) {
+		char *why = xasprintf("timed run %d differed from the reference%s: %s",
+			rep + 1, P.fresh ? ", on inputs drawn fresh for it" : "", v->reason);
+		size_t n = strlen(why) < sizeof v->reason ? strlen(why) : sizeof v->reason - 1;
+		memcpy(v->reason, why, n);
+		v->reason[n] = '\0';
+		free(why);
+		return -1;
+	}
+	if (c->nchecked < CHECKS_LISTED)
+		c->checked[c->nchecked] = rep + 1;
+	c->nchecked++;
+	acc->ms_timed_checks += now_ms() - t0;
+	return 0;
+}
+
+/* One timed run (rep) of a plan: fresh inputs (unless P.fresh is off),
+ * poisoned outputs and workspace, restored module state, a flushed L2,
+ * then the plan's launches alone between events ev[0] and ev[1]. When
+ * check, the inputs' checksums are taken before the run and the run is
+ * checked after it (timed_check). Returns 0, or -1 with the verdict. */
+static int
+timed_run(struct kplan *kp, struct cand *c, int rep, int64_t seed, int check,
+	const struct bufname *b, int nb, CUevent *ev, struct acc *acc, struct verdict *v)
+{
+	struct sizeset *s = &T.s[0];
+	const struct modstate *ms = c && P.restore ? &c->ms : NULL;
+	unsigned long long before[MAXT];
+	if (P.fresh && fill_inputs(s, seed, v) < 0)
+		return -1;
+	if (check && checksums(s, before, v) < 0)
+		return -1;
+	GPU(poison_plan(kp, s, NULL, POISON_A));
+	if (ms)
+		GPU(modstate_restore(ms));
+	GPU(gpu_flush_l2());
+	if (cu.cuEventRecord(ev[0], G.stream) != CUDA_SUCCESS || kplan_launch(kp, b, nb) < 0
+		|| cu.cuEventRecord(ev[1], G.stream) != CUDA_SUCCESS)
+		return verdict(v, "crash", 1, "while timing: %s", gpu_err[0] ? gpu_err
+			: "a CUDA call failed");
+	return check ? timed_check(c, rep, seed, before, acc, v) : 0;
+}
+
+/* Times a plan at size set 0: a warm-up, then batches of timed runs
+ * (timed_run), each on fresh inputs drawn from seeds the kernel cannot
+ * predict, until there are min_reps runs and the median moved by less
+ * than 0.5% over the last batch, or the time budget is spent (checks do
+ * not count against it); then one more run, the last. For a candidate,
+ * one run chosen at random in each of the first batches
+ * (CHECKED_BATCHES), and the last run, are checked against the
+ * reference. c is NULL for the reference. */
+static int
+time_plan(struct kplan *kp, struct cand *c, const json_t *opts, struct timing *tm,
+	struct acc *acc, struct verdict *v)
 {
 	struct sizeset *s = &T.s[0];
 	struct bufname b[MAXT];
 	int nb = buffers(s, NULL, b);
 	int64_t min_reps = json_integer_value(json_object_get(opts, "min_reps"));
+	int64_t seed0 = json_integer_value(json_object_get(opts, "seed"));
 	double budget = (double)json_integer_value(json_object_get(opts, "budget_ms"));
+	int check = c && P.checks;
+	unsigned long long secret = c ? c->secret : random64(), pick = random64();
 	CUevent ev[2 * BATCH] = {0};
 	double *t = xmalloc(MAXREPS * sizeof *t), *scratch = xmalloc(MAXREPS * sizeof *t);
 	int n = 0, ok = 0;
-	double prev = 0, t0 = now_ms();
+	double prev = 0, t0 = now_ms(), t_checks = acc->ms_timed_checks;
 	for (int i = 0; i < 2 * BATCH; i++)
-		if (cu.cuEventCreate(&ev[i], CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+		if (cu.cuEventCreate(&ev[i], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+			verdict(v, "crash", 1, "while timing: cannot create events");
 			goto out;
-	if (run_plan(kp, s, NULL, POISON_A, v) < 0)
-		goto out;
-	while (n + BATCH <= MAXREPS) {
-		for (int r = 0; r < BATCH; r++) {
-			if (poison_plan(kp, s, NULL, POISON_A) < 0 || gpu_flush_l2() < 0
-				|| cu.cuEventRecord(ev[2 * r], G.stream)
-				|| kplan_launch(kp, b, nb) < 0
-				|| cu.cuEventRecord(ev[2 * r + 1], G.stream))
-				goto gpufail;
 		}
-		if (cu.cuEventSynchronize(ev[2 * BATCH - 1]) != CUDA_SUCCESS)
-			goto gpufail;
-		for (int r = 0; r < BATCH; r++) {
+	if (run_plan(kp, s, NULL, POISON_A, c && P.restore ? &c->ms : NULL, v) < 0)
+		goto out;
+	/* The batches, then the last run alone (batch of one), checked. */
+	for (int last = 0;; ) {
+		int batch = last ? 1 : BATCH;
+		int chosen = last ? (check ? 0 : -1) : check && n / BATCH < CHECKED_BATCHES
+			? (int)((pick = kb_mix(pick)) % BATCH) : -1;
+		for (int r = 0; r < batch; r++) {
+			int64_t seed = P.fresh ? rep_seed(secret, n + r) : seed0;
+			if (timed_run(kp, c, n + r, seed, r == chosen, b, nb, &ev[2 * r], acc, v) < 0)
+				goto out;
+		}
+		CUresult e = cu.cuEventSynchronize(ev[2 * batch - 1]);
+		if (e != CUDA_SUCCESS) {
+			verdict(v, "crash", 1, "while timing: %s", cudrv_strerror(e));
+			goto out;
+		}
+		for (int r = 0; r < batch; r++) {
 			float ms;
-			if (cu.cuEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]) != CUDA_SUCCESS)
-				goto gpufail;
+			if (cu.cuEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]) != CUDA_SUCCESS) {
+				verdict(v, "crash", 1, "while timing: cannot read the events");
+				goto out;
+			}
 			t[n++] = ms * 1e3;
 		}
+		if (last)
+			break;
 		double m = median_of(t, n, scratch);
 		int stable = n > BATCH && fabs(m - prev) <= 0.005 * m;
+		double spent = now_ms() - t0 - (acc->ms_timed_checks - t_checks);
 		prev = m;
-		if (n >= min_reps && (stable || now_ms() - t0 >= budget))
-			break;
+		last = (n >= min_reps && (stable || spent >= budget)) || n + BATCH + 1 > MAXREPS;
 	}
 	tm->median = median_of(t, n, scratch);
 	tm->min = scratch[0];
 	tm->max = scratch[n - 1];
 	tm->reps = n;
 	ok = 1;
-	goto out;
-gpufail:
-	verdict(v, "crash", 1, "while timing: %s", gpu_err[0] ? gpu_err : "a CUDA call failed");
 out:
 	for (int i = 0; i < 2 * BATCH; i++)
 		if (ev[i])
 			cu.cuEventDestroy(ev[i]);
 	free(t);
 	free(scratch);
-	if (!ok && !v->status)
-		verdict(v, "crash", 1, "while timing: cannot create events");
 	return ok ? 0 : -1;
 }
 
@@ -767,17 +968,25 @@ bench(const json_t *req, struct cand *c, struct acc *acc, struct timing *tm,
 	int64_t seeds = json_integer_value(json_object_get(opts, "seeds"));
 	int64_t seed = json_integer_value(json_object_get(opts, "seed"));
 	char why[512];
+	void *bin = NULL;
+	size_t len = 0;
 	double t0 = now_ms();
 	if (task_enter(json_object_get(req, "task"), json_string_value(json_object_get(
 		req, "ref_cubin")), v) < 0)
 		return -1;
 	if (T.n > 32)
 		return verdict(v, "rejected", 0, "more than 32 size sets");
-	if (load_cubin(json_string_value(json_object_get(req, "cubin")), &c->mod, why,
-		sizeof why) < 0) {
+	if (load_cubin(json_string_value(json_object_get(req, "cubin")), &c->mod, &bin,
+		&len, why, sizeof why) < 0) {
 		c->mod = NULL;
 		return verdict(v, "rejected", 0, "%s", why);
 	}
+	int r = P.restore ? modstate_take(&c->ms, c->mod, bin, len, why, sizeof why) : 0;
+	free(bin);
+	if (r == 1)
+		return verdict(v, "rejected", 0, "%s", why);
+	GPU(r);
+	c->secret = random64();
 	acc->ms_setup += now_ms() - t0;
 	/* The small, odd sizes first: cheap, and where most bugs show. */
 	for (int k = 1; k < T.n; k++)
@@ -787,13 +996,14 @@ bench(const json_t *req, struct cand *c, struct acc *acc, struct timing *tm,
 	if (trial(c, 0, seed, req, acc, v) < 0)
 		return -1;
 	t0 = now_ms();
-	if (time_plan(&c->kp[0], opts, tm, v) < 0)
+	double checks0 = acc->ms_timed_checks;
+	if (time_plan(&c->kp[0], c, opts, tm, acc, v) < 0)
 		return -1;
-	acc->ms_timing += now_ms() - t0;
+	acc->ms_timing += now_ms() - t0 - (acc->ms_timed_checks - checks0);
 	if (!T.s[0].ref_timed) {
 		struct timing rt;
 		t0 = now_ms();
-		if (time_plan(&T.s[0].ref, opts, &rt, v) < 0)
+		if (time_plan(&T.s[0].ref, NULL, opts, &rt, acc, v) < 0)
 			return -1;
 		T.s[0].ref_us = rt.median;
 		T.s[0].ref_timed = 1;
@@ -812,9 +1022,13 @@ serve(const json_t *req, int *fatal)
 	struct acc acc = {0};
 	struct timing tm = {0};
 	struct verdict v = {0};
+	const json_t *opts = json_object_get(req, "opts");
 	c.launch = json_object_get(req, "launch");
 	c.defines = json_is_object(json_object_get(req, "defines"))
 		? json_object_get(req, "defines") : NULL;
+	P.restore = json_is_true(json_object_get(opts, "restore"));
+	P.fresh = json_is_true(json_object_get(opts, "fresh_inputs"));
+	P.checks = json_is_true(json_object_get(opts, "check_timed"));
 	gpu_err[0] = '\0';
 	int r = bench(req, &c, &acc, &tm, &v);
 	cur_k = -1;
@@ -822,6 +1036,8 @@ serve(const json_t *req, int *fatal)
 	for (int k = 0; k < 32; k++)
 		if (c.ready[k])
 			kplan_free(&c.kp[k]);
+	size_t state_bytes = c.ms.bytes;
+	modstate_free(&c.ms);
 	if (c.mod)
 		cu.cuModuleUnload(c.mod);
 	json_t *b = json_object();
@@ -847,7 +1063,10 @@ serve(const json_t *req, int *fatal)
 	}
 	if (v.status) {
 		json_object_set_new(b, "status", json_string(v.status));
-		json_object_set_new(b, "reason", json_string(v.reason));
+		/* A reason cut at its buffer's end may end inside a character. */
+		char *why = utf8_clean(v.reason, strlen(v.reason));
+		json_object_set_new(b, "reason", json_string(why));
+		free(why);
 	}
 	if (v.mismatch)
 		json_object_set_new(b, "first_mismatch", v.mismatch);
@@ -861,12 +1080,31 @@ serve(const json_t *req, int *fatal)
 	}
 	json_object_set_new(b, "subject", json_string(json_string_value(
 		json_object_get(req, "subject"))));
+	json_t *listed = json_array();
+	for (int i = 0; i < c.nchecked && i < CHECKS_LISTED; i++)
+		json_array_append_new(listed, json_integer(c.checked[i]));
+	json_object_set_new(b, "protocol", json_pack("{sb sb sb sI si so}",
+		"restore", P.restore, "fresh_inputs", P.fresh, "check_timed", P.checks,
+		"module_state_bytes", (json_int_t)state_bytes, "timed_checked", c.nchecked,
+		"timed_checked_runs", listed));
 	json_object_set_new(b, "device", gpu_device_json());
-	json_object_set_new(b, "wall_ms", json_pack("{sf sf sf sf sf sf}", "setup",
+	json_object_set_new(b, "wall_ms", json_pack("{sf sf sf sf sf sf sf}", "setup",
 		acc.ms_setup, "inputs", acc.ms_inputs, "reference", acc.ms_ref, "checks",
-		acc.ms_checks, "timing", acc.ms_timing, "dump", acc.ms_dump));
+		acc.ms_checks, "timing", acc.ms_timing, "timed_checks", acc.ms_timed_checks,
+		"dump", acc.ms_dump));
 	*fatal = v.fatal;
 	return b;
+}
+
+/* Writes one answer on the answer channel. Whatever the candidate's
+ * kernels printed is flushed first, to the console its parent reads, so
+ * it is counted with this request and no other. */
+static void
+answer(FILE *ch, json_t *msg)
+{
+	fflush(stdout);
+	jsonl_put(ch, msg);
+	json_decref(msg);
 }
 
 int
@@ -875,29 +1113,29 @@ worker_main(void)
 	char err[512];
 	/* Die with the parent: a worker must never outlive kbench. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Answers go to descriptor 3, which the parent opened for them;
+	 * standard output is the console, where device printf writes. */
+	FILE *ch = fcntl(WORKER_ANSWER_FD, F_GETFD) < 0 ? NULL : fdopen(WORKER_ANSWER_FD, "w");
+	if (!ch)
+		die(EXIT_USAGE, "--worker runs only as kbench's own worker (no answer channel)");
+	while (!mask_key)
+		mask_key = random64();
 	int r = gpu_init(err, sizeof err);
 	if (r != 0) {
-		json_t *m = json_pack("{ss}", "unavailable", err);
-		if (r == 69) {
-			jsonl_put(stdout, m);
-		} else {
+		if (r == 69)
+			answer(ch, json_pack("{ss}", "unavailable", err));
+		else
 			warnf("%s", err);
-		}
-		json_decref(m);
 		return r == 69 ? EXIT_UNAVAILABLE : EXIT_FAIL;
 	}
 	gpu_evict = evict;
-	json_t *hello = json_pack("{so}", "ready", gpu_device_json());
-	jsonl_put(stdout, hello);
-	json_decref(hello);
+	answer(ch, json_pack("{so}", "ready", gpu_device_json()));
 	struct jsonl *in = jsonl_open(stdin);
 	json_t *req;
 	while ((req = jsonl_next(in))) {
 		int fatal = 0;
 		json_t *b = serve(req, &fatal);
-		json_t *ans = json_pack("{so sb}", "bench", b, "fatal", fatal);
-		jsonl_put(stdout, ans);
-		json_decref(ans);
+		answer(ch, json_pack("{so sb}", "bench", b, "fatal", fatal));
 		json_decref(req);
 		if (fatal)
 			_exit(EXIT_FAIL);

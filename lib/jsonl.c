@@ -124,6 +124,22 @@ jsonl_put(FILE *f, const json_t *rec)
 		die(EXIT_FAIL, "write error:");
 }
 
+json_t *
+json_text(const char *s)
+{
+	json_t *v;
+	char *clean;
+
+	if (!s)
+		return json_null();
+	if ((v = json_string(s)))
+		return v;
+	clean = utf8_clean(s, strlen(s));
+	v = json_string(clean);
+	free(clean);
+	return v;
+}
+
 const char *
 json_unknown_member(const json_t *obj, const char *const known[])
 {

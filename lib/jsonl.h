@@ -40,6 +40,12 @@ int jsonl_write(FILE *f, const json_t *rec);
 /* As jsonl_write, but a write error is fatal (exit 1). */
 void jsonl_put(FILE *f, const json_t *rec);
 
+/* A JSON string of s (borrowed) that is always valid: text from outside
+ * (a compiler's log, a kernel's print, a server's answer, a message that
+ * quotes input and was cut at a buffer's end) is made valid UTF-8 first
+ * (utf8_clean). NULL gives JSON null. Never returns NULL. */
+json_t *json_text(const char *s);
+
 /* The first member of obj not named in known (NULL-terminated), or NULL
  * when there is none: for catching misspelt fields. */
 const char *json_unknown_member(const json_t *obj, const char *const known[]);

@@ -3,6 +3,8 @@
 # Real NVRTC (no GPU needed); every test has a cache of its own. The
 # sources are in tests/data/kcompile, the task is tests/data/kcompile/scale.
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 	DATA=$ROOT/tests/data/kcompile
@@ -304,4 +306,32 @@ SCALE_PLAN='{"launches":[{"kernel":"scale_grid","grid":["min(cdiv(n, BLOCK), 102
 		and (.objects[] | select(.name == "table") | .bytes == 400)' out.jsonl
 	# a kernel without module-scope memory has none
 	[ "$(jq -c .compile.reference.state out.jsonl)" = '[]' ]
+}
+
+@test "messages cut inside a multi-byte character stay valid UTF-8 (a long non-ASCII header, a plan expression)" {
+	# Both reach kcompile from an LLM's answer; each used to kill it (SIGSEGV).
+	long=$(printf 'é%.0s' $(seq 300))
+	jq -c --arg src "#include <$long.h>" '. + {candidate: {id: "u", source: $src, defines: {},
+		launch: {launches: [{kernel: "k", grid: [1], block: [1], args: ["x", "y"]}]}}}' <<<"$TASK" >in.jsonl
+	run --separate-stderr kcompile <in.jsonl
+	[ "$status" -eq 0 ]
+	jq -e '.compile.status == "refused" and (.compile.reason | startswith("line 1: #include <éé"))' <<<"$output"
+	candidate scale.cu '{"BLOCK": 256, "SCALE": "2.0f"}' "${SCALE_PLAN/cdiv(n, BLOCK)/n + $long}" >in.jsonl
+	run --separate-stderr kcompile <in.jsonl
+	[ "$status" -eq 0 ]
+	jq -e '.compile.status == "error" and (.compile.reason | startswith("launch plan: launches[0].grid[0]"))' <<<"$output"
+}
+
+@test "the include guard is linear: a 1 MB source of nested comment markers is judged at once" {
+	# Each line inside the comment starts like a directive and opens another
+	# comment: the guard used to search the rest of the source for every
+	# one (115 s under the sanitizers, outside any deadline).
+	python3 -c 'import sys; sys.stdout.write("/*\n" + "# /*\n" * 200000)' >nested.cu
+	jq -c --rawfile src nested.cu --argjson launch "$(plan k)" \
+		'. + {candidate: {id: "nested", source: $src, defines: {}, launch: $launch}}' <<<"$TASK" >in.jsonl
+	SECONDS=0
+	run --separate-stderr timeout 60 kcompile -t 5 <in.jsonl
+	[ "$status" -eq 0 ]
+	echo "# $SECONDS s" >&3
+	jq -e '.compile.status == "error"' <<<"$output"
 }

@@ -329,8 +329,8 @@ failures_of(const struct cand *cands, const struct group *g)
 
 		if (strcmp(c->outcome, "ok") == 0)
 			continue;
-		f = json_pack("{s:s?, s:s, s:s?}", "strategy", c->strategy,
-			"status", c->outcome, "reason", c->reason);
+		f = json_pack("{s:s?, s:s, s:o}", "strategy", c->strategy,
+			"status", c->outcome, "reason", json_text(c->reason));
 		if (json_object_get(bench, "first_mismatch"))
 			json_object_set(f, "first_mismatch",
 				json_object_get(bench, "first_mismatch"));

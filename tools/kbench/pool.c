@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "die.h"
+#include "jsonl.h"
 #include "util.h"
 #include "kbench.h"
 
@@ -30,7 +31,7 @@ bench_verdict(const char *status, const char *reason)
 	json_t *b = json_object();
 	json_object_set_new(b, "status", json_string(status));
 	if (reason)
-		json_object_set_new(b, "reason", json_string(reason));
+		json_object_set_new(b, "reason", json_text(reason));
 	return b;
 }
 

@@ -18,6 +18,7 @@
 #include "codec.h"
 #include "cubin.h"
 #include "die.h"
+#include "jsonl.h"
 #include "kcompile.h"
 #include "util.h"
 
@@ -200,8 +201,8 @@ compile_object(const struct toolchain *tc, const json_t *options,
 {
 	json_t *opts = options ? json_incref((json_t *)options) : json_array();
 
-	return json_pack("{s:b, s:s, s:s?, s:s, s:s, s:o, s:i, s:b, s:s, s:n, s:n, s:{}}",
-		"ok", 0, "status", status, "reason", reason, "arch", tc->arch,
+	return json_pack("{s:b, s:s, s:o, s:s, s:s, s:o, s:i, s:b, s:s, s:n, s:n, s:{}}",
+		"ok", 0, "status", status, "reason", json_text(reason), "arch", tc->arch,
 		"nvrtc", tc->nvrtc, "options", opts, "ms", 0, "cached", 0,
 		"log", "", "cubin", "cubin_sha256", "kernels");
 }
@@ -276,25 +277,6 @@ compile_child(const struct toolchain *tc, int fd, const char *source,
 	_exit(0);
 }
 
-/* A JSON string of text from NVRTC, which is not promised to be UTF-8
- * (and a cut log may end inside a character): bytes that jansson refuses
- * become '?'. */
-static json_t *
-text_json(const char *s)
-{
-	json_t *v = json_string(s);
-	char *copy, *p;
-
-	if (v)
-		return v;
-	copy = xstrdup(s);
-	for (p = copy; *p; p++)
-		if ((unsigned char)*p >= 0x80)
-			*p = '?';
-	v = json_string(copy);
-	free(copy);
-	return v;
-}
 
 struct kernels_add {
 	const struct cubin *cb;
@@ -374,7 +356,7 @@ reply_result(json_t *c, const struct reply_head *head, const char *log,
 	char *err;
 
 	json_object_set_new(c, "ms", json_integer(llround(head->ms)));
-	json_object_set_new(c, "log", text_json(bounded));
+	json_object_set_new(c, "log", json_text(bounded));
 	free(bounded);
 	json_object_set_new(c, "kernels", ptxas_kernels(log));
 	if (head->result == NVRTC_SUCCESS && head->cubin_len > 0) {
@@ -391,14 +373,14 @@ reply_result(json_t *c, const struct reply_head *head, const char *log,
 	}
 	if (head->result == NVRTC_ERROR_COMPILATION) {
 		err = log_first_error(log);
-		json_object_set_new(c, "reason", text_json(err ? err :
+		json_object_set_new(c, "reason", json_text(err ? err :
 			"NVRTC: compilation failed (see the log)"));
 		free(err);
 		*cacheable = 1;
 		return;
 	}
 	err = xasprintf("NVRTC: %s", nvrtcGetErrorString((nvrtcResult)head->result));
-	json_object_set_new(c, "reason", json_string(err));
+	json_object_set_new(c, "reason", json_text(err));
 	free(err);
 }
 
@@ -433,7 +415,7 @@ compile_reply(const struct toolchain *tc, const json_t *options,
 			why = xstrdup("the compile process wrote a broken reply");
 	}
 	if (why) {
-		json_object_set_new(c, "reason", json_string(why));
+		json_object_set_new(c, "reason", json_text(why));
 		free(why);
 		return c;
 	}

@@ -33,10 +33,14 @@ const char *const guard_headers[] = {
 	NULL
 };
 
-/* The source after line splicing, with each byte's line in the original. */
+/* The source after line splicing, with each byte's line in the original
+ * and, for each byte, where the next comment closer after it starts (n if
+ * none), so that every lookup of a closer is one step and the scan stays
+ * linear in the source, whatever it holds. */
 struct text {
 	char *s;
 	int *line;
+	size_t *close;
 	size_t n;
 };
 
@@ -76,6 +80,10 @@ splice(const char *src, struct text *t)
 	}
 	t->s[t->n] = '\0';
 	t->line[t->n] = line;
+	t->close = xmalloc((t->n + 2) * sizeof(*t->close));
+	t->close[t->n + 1] = t->close[t->n] = t->n;
+	for (i = t->n; i-- > 0;)
+		t->close[i] = t->s[i] == '*' && t->s[i + 1] == '/' ? i : t->close[i + 1];
 }
 
 static int
@@ -121,8 +129,8 @@ skip_blanks(const struct text *t, size_t i)
 		while (i < t->n && is_blank(t->s[i]))
 			i++;
 		if (t->s[i] == '/' && t->s[i + 1] == '*') {
-			const char *end = strstr(t->s + i + 2, "*/");
-			i = end ? (size_t)(end - t->s) + 2 : t->n;
+			size_t end = t->close[i + 2];
+			i = end < t->n ? end + 2 : t->n;
 			continue;
 		}
 		return i;
@@ -381,6 +389,7 @@ guard_source(const char *src, char *why, size_t whylen)
 	}
 	free(sc.t.s);
 	free(sc.t.line);
+	free(sc.t.close);
 	return sc.refused ? -1 : 0;
 }
 

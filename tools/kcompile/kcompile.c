@@ -251,7 +251,7 @@ side_result(const struct side *s)
 	c = json_copy(res);
 	json_object_set_new(c, "ok", json_false());
 	json_object_set_new(c, "status", json_string("error"));
-	json_object_set_new(c, "reason", json_string(why));
+	json_object_set_new(c, "reason", json_text(why));
 	json_object_set_new(c, "cubin", json_null());
 	json_object_set_new(c, "cubin_sha256", json_null());
 	free(why);

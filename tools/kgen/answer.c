@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonl.h"
 #include "plan.h"
 #include "util.h"
 #include "kgen.h"
@@ -38,21 +39,11 @@ gen_error(const char *fmt, ...)
 	char reason[KGEN_REASON_MAX];
 	va_list ap;
 
-	json_t *c;
-	char *p;
-
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof reason, fmt, ap);
 	va_end(ap);
-	c = json_pack("{s:s, s:s}", "status", "gen_error", "reason", reason);
-	if (c == NULL) {
-		/* Cut inside a UTF-8 character, or bad bytes quoted: keep ASCII. */
-		for (p = reason; *p; p++)
-			if ((unsigned char)*p >= 0x80)
-				*p = '?';
-		c = json_pack("{s:s, s:s}", "status", "gen_error", "reason", reason);
-	}
-	return c;
+	/* json_text: the reason may be cut inside a character, or quote bad bytes */
+	return json_pack("{s:s, s:o}", "status", "gen_error", "reason", json_text(reason));
 }
 
 /* The line after p (or the end of text). */

@@ -1341,8 +1341,8 @@ rules_generate_k(void *ctx, const json_t *state, long line, json_t **cands)
 		if (got)
 			snprintf(err, sizeof(err), "no configuration left that is new "
 				"and valid (%zu moves refused)", json_array_size(notes));
-		cands[count++] = json_pack("{s:s, s:s, s:s, s:n}", "status",
-			"gen_error", "reason", err, "generator", "rules", "strategy");
+		cands[count++] = json_pack("{s:s, s:o, s:s, s:n}", "status",
+			"gen_error", "reason", json_text(err), "generator", "rules", "strategy");
 	}
 	json_decref(got);
 	json_decref(notes);

@@ -12,7 +12,11 @@ n-th request as the n-th STEP of its script says (the last step repeats):
   body:no-content      200 with a choice whose content is null
   echo-key             401 whose message quotes the Authorization header
                        (as some hosted APIs do), to test that kgen scrubs it;
-                       code=N sends status N instead
+                       code=N sends status N instead; escaped=1 writes every
+                       character of it as a JSON escape (\\u0073...), and
+                       escaped=cut does that in a body cut short (not JSON)
+  echo-key-answer      200 with answers/good.md whose CUDA block quotes the
+                       Authorization header, every character JSON-escaped
   hang                 reads the request and never answers
 
 A step may carry options after ';': delay=S (seconds before answering),
@@ -31,6 +35,11 @@ import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def escaped(text):
+    """Every character as a JSON escape: 'sk' -> '\\u0073\\u006b'."""
+    return ''.join('\\u%04x' % ord(c) for c in text)
 
 
 def parse_step(text):
@@ -120,10 +129,24 @@ class Handler(BaseHTTPRequestHandler):
         elif kind == 'body' and arg == 'no-content':
             self.send(200, {'choices': [{'index': 0, 'finish_reason': 'content_filter',
                                          'message': {'role': 'assistant', 'content': None}}]})
+        elif kind == 'echo-key' and 'escaped' in opts:
+            body = ('{"error": {"message": "Incorrect API key provided: %s"}}'
+                    % escaped(str(self.headers.get('Authorization')))).encode()
+            self.send(int(opts.get('code', 401)),
+                      body[:-3] if opts['escaped'] == 'cut' else body)
         elif kind == 'echo-key':
             self.send(int(opts.get('code', 401)),
                       {'error': {'message': 'Incorrect API key provided: ' +
                                  str(self.headers.get('Authorization'))}})
+        elif kind == 'echo-key-answer':
+            # answers/good.md with a line quoting the key in its CUDA block
+            with open(os.path.join(cfg.answers, 'good.md'), encoding='utf-8') as f:
+                good = json.dumps(f.read())[1:-1]
+            content = good.replace('```cuda\\n', '```cuda\\n// your key: %s\\n'
+                                   % escaped(str(self.headers.get('Authorization'))), 1)
+            self.send(200, ('{"choices": [{"index": 0, "finish_reason": "stop", '
+                            '"message": {"role": "assistant", "content": "%s"}}]}'
+                            % content).encode())
         elif kind == 'hang':
             cfg.log(entry)
             time.sleep(cfg.lifetime)

@@ -333,6 +333,23 @@ print(hashlib.sha256(json.dumps(v, sort_keys=True, separators=(",", ":")).encode
 	[ "$(tail -n 1 "$T/server.log" | jq -r .auth)" = "Bearer sk-openai-fallback-123456" ]
 }
 
+@test "kgen --backend llm: a key the server echoes JSON-escaped is scrubbed too, decoded or not" {
+	# in an error's message, in a body cut short, and in an answer's code
+	serve 'echo-key;escaped=1;code=429' 'echo-key;escaped=cut' echo-key-answer
+	kgen --backend llm -k 1 -v --backoff 0.01 --retries 0 --transcripts "$T/tr" <"$T/state.json" >"$T/out" 2>"$T/err"
+	kgen --backend llm -k 1 -v --retries 0 --transcripts "$T/tr" <"$T/state.json" >>"$T/out" 2>>"$T/err"
+	kgen --backend llm -k 1 -v --retries 0 --transcripts "$T/tr" <"$T/state.json" >>"$T/out" 2>>"$T/err"
+	[ "$(jq -r .auth "$T/server.log" | sort -u)" = "Bearer $KEY" ]
+	[ "$(cand 1 | jq -r .reason)" = "HTTP 429: Incorrect API key provided: Bearer [key]" ]
+	# the answer's code holds "[key]" where the server quoted it
+	cand 3 | jq -e '.source | contains("// your key: Bearer [key]")'
+	escaped=$(python3 -c 'import sys; print("".join("\\u%04x" % ord(c) for c in sys.argv[1]))' "$KEY")
+	for needle in "$KEY" "$escaped" "${escaped:0:60}"; do
+		run grep -rlF -- "$needle" "$T/out" "$T/err" "$T/tr"
+		[ "$status" -eq 1 ] || { echo "found '$needle' in $output"; false; }
+	done
+}
+
 @test "kgen --transcripts keeps each attempt's prompt and answer" {
 	serve status:429 answer:good
 	kgen --backend llm -k 1 --backoff 0.01 --transcripts "$T/tr" <"$T/state.json" >"$T/out"

@@ -8,6 +8,7 @@
  * the Authorization header; every text that comes back from the server or
  * from libcurl is scrubbed of it before anything reads it, so it cannot
  * reach a record, a transcript or a message. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <curl/curl.h>
 
 #include "die.h"
+#include "jsonl.h"
 #include "util.h"
 #include "kgen.h"
 
@@ -79,6 +81,66 @@ redact(const struct llm *l, const char *s)
 	}
 	strcpy(o, p);
 	return out;
+}
+
+/* s with the JSON escapes of letters, digits and "-_." written as the
+ * characters themselves ("\u0073k" becomes "sk"), in place: the same
+ * text to a JSON reader, so that a key a server echoes escaped is found
+ * by redact even in a body that does not parse. */
+static void
+unescape_key_chars(char *s)
+{
+	char *o = s;
+
+	for (const char *p = s; *p;) {
+		unsigned v;
+		if (p[0] == '\\' && p[1] == 'u' && sscanf(p + 2, "%4x", &v) == 1 &&
+		    isxdigit((unsigned char)p[2]) && isxdigit((unsigned char)p[3]) &&
+		    isxdigit((unsigned char)p[4]) && isxdigit((unsigned char)p[5]) &&
+		    v < 0x80 && (isalnum((int)v) || v == '-' || v == '_' || v == '.')) {
+			*o++ = (char)v;
+			p += 6;
+		} else if (p[0] == '\\' && p[1]) {
+			*o++ = *p++;   /* an escape kept whole: "\\u0073" is not "s" */
+			*o++ = *p++;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+}
+
+/* A copy of v (new reference) with the key redacted from every string
+ * and every member name, as decoded. */
+static json_t *
+redact_json(const struct llm *l, json_t *v)
+{
+	const char *k;
+	json_t *x, *out;
+	size_t i;
+
+	if (json_is_string(v)) {
+		char *r = redact(l, json_string_value(v));
+		out = strcmp(r, json_string_value(v)) ? json_text(r) : json_incref(v);
+		free(r);
+		return out;
+	}
+	if (json_is_array(v)) {
+		out = json_array();
+		json_array_foreach(v, i, x)
+			json_array_append_new(out, redact_json(l, x));
+		return out;
+	}
+	if (json_is_object(v)) {
+		out = json_object();
+		json_object_foreach(v, k, x) {
+			char *rk = redact(l, k);
+			json_object_set_new(out, rk, redact_json(l, x));
+			free(rk);
+		}
+		return out;
+	}
+	return json_incref(v);
 }
 
 /* The URL as messages show it: without "user:password@" and without the
@@ -399,12 +461,28 @@ request_done(struct request *r, CURLcode rc)
 
 	curl_multi_remove_handle(r->l->multi, r->easy);
 	if (r->resp) {
-		/* The server could echo the key (some do in a 401): scrub it
-		 * before anything reads the body. */
+		/* The server could echo the key (some do in a 401), plain or
+		 * JSON-escaped: scrub it before anything reads the body, from
+		 * the text and, when it is JSON, from every string as decoded
+		 * (the body is then kept re-encoded). */
+		json_t *doc, *clean;
+		unescape_key_chars(r->resp);
 		scrubbed = redact(r->l, r->resp);
 		free(r->resp);
 		r->resp = scrubbed;
-		r->resp_len = strlen(scrubbed);
+		if (r->l->key && strlen(r->l->key) >= 8 &&
+		    (doc = json_loads(r->resp, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL))) {
+			clean = redact_json(r->l, doc);
+			char *text = json_equal(doc, clean) ? NULL
+				: json_dumps(clean, JSON_COMPACT | JSON_ENCODE_ANY);
+			if (text) {
+				free(r->resp);
+				r->resp = text;
+			}
+			json_decref(clean);
+			json_decref(doc);
+		}
+		r->resp_len = strlen(r->resp);
 	}
 	read_outcome(r, rc, &out);
 	keep_utf8(out.error);

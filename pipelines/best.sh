@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # best.sh STATE DIR: writes the best kernel of a finished run as files to
 # take away: kernel.cu, launch.json (with its defines) and summary.md.
+# Each is written whole (a temporary file renamed into place), summary.md
+# last: it is the Make target, so it exists only once the others do.
 set -euo pipefail
 state=$1 dir=$2
 mkdir -p "$dir"
+# put FILE: standard input into DIR/FILE, whole or not at all.
+put() { cat >"$dir/$1.tmp" && mv -f "$dir/$1.tmp" "$dir/$1"; }
 if ! jq -e '.best.candidate' "$state" >/dev/null; then
-	jq -r '"# \(.task.id): no correct kernel was found in \(.step) steps\n"' "$state" >"$dir/summary.md"
+	jq -r '"# \(.task.id): no correct kernel was found in \(.step) steps\n"' "$state" | put summary.md
 	exit 0
 fi
-jq -r '.best.candidate.source' "$state" >"$dir/kernel.cu"
-jq '{defines: .best.candidate.defines, launch: .best.candidate.launch}' "$state" >"$dir/launch.json"
+jq -r '.best.candidate.source' "$state" | put kernel.cu
+jq '{defines: .best.candidate.defines, launch: .best.candidate.launch}' "$state" | put launch.json
 jq -r '
   def us: if . == null then "-" else (. * 10 | round / 10 | tostring) + " us" end;
   def x: if . == null then "-" else (. * 100 | round / 100 | tostring) + "x" end;
@@ -32,4 +36,4 @@ jq -r '
   "Directions that led here: \([.history[] | "\(.step): \(.direction // "-") / \(.strategy // "-") (\(.outcome // "-"), gain \(.gain // "-"))"] | join("; "))",
   "",
   "Files: kernel.cu (the source), launch.json (the defines, passed as -D, and the launch plan)."
-' "$state" >"$dir/summary.md"
+' "$state" | put summary.md

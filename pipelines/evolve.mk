@@ -13,6 +13,13 @@
 # skipped: its step file is empty and the state carries over. Compute-bound
 # tasks never stop early: their floor counts flops at the fp32 rate, which
 # tensor cores with split precision beat at fp32 accuracy.
+#
+# Every file is written whole or not at all: a recipe writes FILE.tmp and
+# renames it into place when it is complete, so a run killed anywhere (even
+# by SIGKILL, which leaves Make no time to clean up) leaves no partial file
+# that a rerun would take for done, and resumes to exactly the transitions
+# an uninterrupted run has (htg-update records each candidate once, however
+# often a step is replayed).
 
 HTAM_HOME ?= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
 BINDIR ?= $(HTAM_HOME)/bin
@@ -47,7 +54,7 @@ prev = $(word $(1),0 $(NUMBERS))
 define task_rules
 $(OUT)/$(1)/state-0.jsonl:
 	@mkdir -p $$(@D)
-	ktask --state --run $(RUN) $(1) > $$@
+	ktask --state --run $(RUN) $(1) > $$@.tmp && mv -f $$@.tmp $$@
 
 $(OUT)/$(1)/best/summary.md: $(OUT)/$(1)/state-$(STEPS).jsonl $(HTAM_HOME)/pipelines/best.sh
 	$(HTAM_HOME)/pipelines/best.sh $$< $$(@D)
@@ -63,17 +70,17 @@ endef
 define step_rules
 $(OUT)/$(1)/step-$(2).jsonl: $(OUT)/$(1)/state-$(3).jsonl
 	@if jq -e --argjson stop $(STOP) '.features.floor_fraction >= $$$$stop and .features.bound != "compute"' $$< >/dev/null; then \
-		echo "evolve: $(1): step $(2): within $(STOP) of the floor; skipped" >&2; : > $$@; \
+		echo "evolve: $(1): step $(2): within $(STOP) of the floor; skipped" >&2; : > $$@.tmp; \
 	else \
 		echo "evolve: $(1): step $(2)" >&2; \
 		htg-select --seed $(SEED) $(SELECT_FLAGS) < $$< | htg-retrieve \
 		| kgen --backend $(BACKEND) -k $(K) $(KGEN_FLAGS) | kcompile \
-		| $(BENCH) kbench $(KBENCH_FLAGS) > $$@; \
-	fi
+		| $(BENCH) kbench $(KBENCH_FLAGS) > $$@.tmp; \
+	fi; mv -f $$@.tmp $$@
 
 $(OUT)/$(1)/state-$(2).jsonl: $(OUT)/$(1)/step-$(2).jsonl
-	@if [ -s $$< ]; then htg-update $(UPDATE_FLAGS) < $$< > $$@; \
-	else jq -c '.step += 1' $(OUT)/$(1)/state-$(3).jsonl > $$@; fi
+	@if [ -s $$< ]; then htg-update $(UPDATE_FLAGS) < $$< > $$@.tmp; \
+	else jq -c '.step += 1' $(OUT)/$(1)/state-$(3).jsonl > $$@.tmp; fi; mv -f $$@.tmp $$@
 endef
 
 $(foreach t,$(TASKS),$(eval $(call task_rules,$(t))))

@@ -4,9 +4,10 @@
 # eager and torch.compile times and the speedups over them, fraction of
 # the floor, steps, the path of directions and strategies, failures by
 # kind), with best-time.png (gnuplot) and memory.png (Graphviz).
+# Every file is written under a temporary name and renamed into place.
 set -euo pipefail
 dir=$1
-out=$dir/report.md
+out=$dir/report.md.tmp
 shopt -s nullglob
 
 # The state with the largest N: a version sort puts state-10 after state-9
@@ -19,7 +20,7 @@ last_state() { ls "$1"/state-*.jsonl 2>/dev/null | sort -V | tail -1; }
 	echo "| task | steps | best us | reference us | speedup | eager us | vs eager | compile us | vs compile | floor us | of floor | failures |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out"
-plotdata=$dir/best-time.dat
+plotdata=$dir/best-time.dat.tmp
 : >"$plotdata"
 for t in "$dir"/*/; do
 	t=${t%/}
@@ -58,12 +59,16 @@ if command -v gnuplot >/dev/null && [[ -s $plotdata ]]; then
 	for x in $tasks; do
 		plot+="${plot:+, }'< grep \"^$x \" $plotdata' using 2:3 with linespoints title '$x'"
 	done
-	gnuplot -e "set terminal png size 900,500 noenhanced; set output '$dir/best-time.png'; \
+	gnuplot -e "set terminal png size 900,500 noenhanced; set output '$dir/best-time.png.tmp'; \
 		set xlabel 'step'; set ylabel 'best time (us)'; set logscale y; set key outside; plot $plot"
+	mv -f "$dir/best-time.png.tmp" "$dir/best-time.png"
 	printf '\n![best time per step](best-time.png)\n' >>"$out"
 fi
 db=$dir/htam.db
 if command -v dot >/dev/null && [[ -f $db ]] && command -v htg-memory >/dev/null; then
-	htg-memory dot --db "$db" | dot -Tpng -o "$dir/memory.png"
+	htg-memory dot --db "$db" | dot -Tpng -o "$dir/memory.png.tmp"
+	mv -f "$dir/memory.png.tmp" "$dir/memory.png"
 	printf '\n![the memory](memory.png)\n' >>"$out"
 fi
+mv -f "$plotdata" "$dir/best-time.dat"
+mv -f "$out" "$dir/report.md"

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "util.h"
 #include "kbench.h"
 
 /* dtype is "f32", "f64", "i32" or "i64"; the data is little-endian C order. */
@@ -30,15 +32,25 @@ npy_write(const char *path, const char *dtype, const int64_t *shape, int ndim,
 	len += pad + 1;
 	unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
 		(unsigned char)(len & 0xff), (unsigned char)(len >> 8)};
-	FILE *f = fopen(path, "wb");
-	if (!f)
+	/* Whole or not at all: written under a temporary name, then renamed. */
+	char *tmp = xasprintf("%s.tmp", path);
+	FILE *f = fopen(tmp, "wb");
+	if (!f) {
+		free(tmp);
 		return -1;
+	}
 	int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(head, 1, len, f) == (size_t)len
 		&& fwrite(data, 1, bytes, f) == bytes;
 	int saved = errno;
-	if (fclose(f) != 0 || !ok) {
-		errno = ok ? errno : saved;
+	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
+		if (!ok)
+			errno = saved;
+		saved = errno;
+		unlink(tmp);
+		free(tmp);
+		errno = saved;
 		return -1;
 	}
+	free(tmp);
 	return 0;
 }

@@ -668,8 +668,10 @@ dump(const char *dir, long line, int k, struct sizeset *s, struct refout *r, int
 	}
 	json_t *meta = json_pack("{sO sO sI}", "task", json_object_get(T.task, "id"),
 		"sizes", s->sizes, "seed", (json_int_t)seed);
-	char *path = xasprintf("%s/meta.json", d);
-	json_dump_file(meta, path, JSON_INDENT(1));
+	char *path = xasprintf("%s/meta.json", d), *text = json_dumps(meta, JSON_INDENT(1));
+	if (!text || write_file_atomic(path, text, strlen(text)) < 0)
+		warnf("%s:", path);
+	free(text);
 	json_decref(meta);
 	free(path);
 	free(d);

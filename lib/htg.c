@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "die.h"
 #include "htg.h"
+#include "record.h"
 #include "task.h"
 #include "util.h"
 
@@ -117,6 +119,53 @@ query_int(sqlite3 *db, const char *sql, long *out)
 	return rc;
 }
 
+/* The columns of table t in db, "name type, ...", or NULL when it has
+ * none (the caller frees the string with sqlite3_free). */
+static char *
+table_columns(sqlite3 *db, const char *t)
+{
+	sqlite3_stmt *q = NULL;
+	char *cols = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT group_concat(name || ' ' || type, ', ') "
+	    "FROM pragma_table_info(?1)", -1, &q, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
+		if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+			cols = sqlite3_mprintf("%s", sqlite3_column_text(q, 0));
+	}
+	sqlite3_finalize(q);
+	return cols;
+}
+
+/* Refuses (exit 65) a memory whose tables are not the ones of this schema,
+ * whatever version it claims: the schema, applied to an empty database in
+ * memory, is the reference. */
+static void
+check_tables(sqlite3 *db)
+{
+	sqlite3 *ref = NULL;
+	sqlite3_stmt *q = NULL;
+
+	if (sqlite3_open(":memory:", &ref) != SQLITE_OK ||
+	    sqlite3_exec(ref, htg_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(ref, "SELECT name FROM sqlite_schema WHERE type = 'table' "
+	    "ORDER BY name", -1, &q, NULL) != SQLITE_OK)
+		die(EXIT_FAIL, "the embedded schema does not apply (an htam bug)");
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(q, 0);
+		char *want = table_columns(ref, t), *got = table_columns(db, t);
+		if (!got || strcmp(want, got) != 0)
+			die(EXIT_DATAERR, "%s: claims schema version %d, but %s %s%s: not "
+				"a memory this htam wrote; use another --db", db_name,
+				HTG_SCHEMA_VERSION, got ? "its table" : "it has no table", t,
+				got ? " has other columns" : "");
+		sqlite3_free(want);
+		sqlite3_free(got);
+	}
+	sqlite3_finalize(q);
+	sqlite3_close(ref);
+}
+
 /* Refuses (exit 65) a database that is not an htam memory of this version;
  * called before anything is written. */
 static void
@@ -137,6 +186,7 @@ check_version(sqlite3 *db, long objects)
 			"reads version %d: use the htam that wrote it (htg-memory export, "
 			"then import here), or another --db", db_name, version,
 			HTG_SCHEMA_VERSION);
+	check_tables(db);
 }
 
 /* Creates the tables and the seed in one transaction, unless another
@@ -160,6 +210,25 @@ initialize(sqlite3 *db)
 	htg_commit(db);
 }
 
+/* Is path a file that exists but cannot be written, or in a folder that
+ * takes no new files? */
+static int
+read_only(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	int ro;
+
+	if (access(path, F_OK) != 0) {
+		free(dir);
+		return 0;
+	}
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	ro = access(path, W_OK) != 0 || access(slash ? dir : ".", W_OK) != 0;
+	free(dir);
+	return ro;
+}
+
 sqlite3 *
 htg_open(const char *path)
 {
@@ -168,6 +237,30 @@ htg_open(const char *path)
 	int rc;
 
 	snprintf(db_name, sizeof(db_name), "%s", path);
+	/* A memory that cannot be written (a read-only filesystem, a folder
+	 * that takes no new files: SQLite's WAL needs its -shm beside it) is
+	 * opened for reading as an immutable file, so that it can still be
+	 * read and exported; writing it then fails with SQLite's message. */
+	if (read_only(path)) {
+		char *uri = sqlite3_mprintf("file:%s?immutable=1", path);
+		rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+			SQLITE_OPEN_NOMUTEX, NULL);
+		sqlite3_free(uri);
+		db_open = db;
+		if (rc != SQLITE_OK)
+			die(EXIT_FAIL, "%s: cannot open: %s", path,
+				db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+		rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &objects);
+		if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+			die(EXIT_DATAERR, "%s: not a usable SQLite database (%s)", path,
+				sqlite3_errstr(rc));
+		if (rc != SQLITE_OK)
+			htg_die_db(db, "reading the schema");
+		if (objects == 0)
+			die(EXIT_DATAERR, "%s: empty, and read-only: it cannot be made a memory", path);
+		check_version(db, objects);
+		return db;
+	}
 	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 		SQLITE_OPEN_NOMUTEX, NULL);
 	db_open = db;
@@ -300,6 +393,8 @@ htg_state_read(const json_t *rec, struct htg_state *st, char *err, size_t errlen
 		snprintf(err, errlen, "no task (a state carries its task object)");
 		return -1;
 	}
+	if (record_check(rec, record_state, err, errlen) < 0)
+		return -1;
 	if (copy_id(st->task, sizeof(st->task), task, "id") != 0) {
 		snprintf(err, errlen, "task.id: expected a string of at most %d bytes",
 			HTG_ID_MAX - 1);
@@ -396,7 +491,8 @@ htg_graph_load(sqlite3 *db, const char *family)
 	int cap = 0, i;
 
 	snprintf(g->family, sizeof(g->family), "%s", family);
-	st = htg_prepare(db, "SELECT id, name, text FROM directions ORDER BY ord");
+	st = htg_prepare(db, "SELECT id, name, text, EXISTS (SELECT 1 FROM meta "
+		"WHERE key = 'imported.direction.' || id) FROM directions ORDER BY ord");
 	while (htg_step(db, st) == SQLITE_ROW) {
 		if (g->ndirs == cap) {
 			cap = cap ? 2 * cap : 16;
@@ -405,13 +501,15 @@ htg_graph_load(sqlite3 *db, const char *family)
 		column_id(st, 0, g->dirs[g->ndirs].id);
 		column_id(st, 1, g->dirs[g->ndirs].name);
 		g->dirs[g->ndirs].text = column_dup(st, 2);
+		g->dirs[g->ndirs].imported = sqlite3_column_int(st, 3);
 		g->ndirs++;
 	}
 	sqlite3_finalize(st);
 
 	cap = 0;
 	st = htg_prepare(db, "SELECT s.id, s.direction, s.text, s.moves, s.risk, "
-		"coalesce(f.prior, -1) FROM strategies AS s "
+		"coalesce(f.prior, -1), EXISTS (SELECT 1 FROM meta WHERE key = "
+		"'imported.strategy.' || s.id) FROM strategies AS s "
 		"JOIN directions AS d ON d.id = s.direction "
 		"LEFT JOIN fits AS f ON f.strategy = s.id AND f.family = ?1 "
 		"ORDER BY d.ord, s.rowid");
@@ -430,6 +528,7 @@ htg_graph_load(sqlite3 *db, const char *family)
 		s->moves = column_dup(st, 3);
 		s->risk = column_dup(st, 4);
 		s->fit = sqlite3_column_double(st, 5);
+		s->imported = sqlite3_column_int(st, 6);
 		g->nstrats++;
 	}
 	sqlite3_finalize(st);

@@ -98,6 +98,7 @@ struct htg_direction {
 	char id[HTG_ID_MAX];
 	char name[HTG_ID_MAX];
 	char *text;
+	int imported;       /* added by htg-memory import --allow-new */
 };
 
 struct htg_strategy {
@@ -107,6 +108,7 @@ struct htg_strategy {
 	char *moves;        /* JSON array, as stored */
 	char *risk;
 	double fit;         /* prior for the family loaded, -1: does not apply */
+	int imported;       /* added by htg-memory import --allow-new */
 };
 
 struct htg_graph {

@@ -84,7 +84,7 @@ killed_at() {
 
 @test "killed after htg-update wrote the memory, before the state was in place: the replay adds nothing" {
 	cd "$BATS_FILE_TMPDIR"
-	cp -r ref replay
+	cp -a ref replay
 	rm replay/relu/state-2.jsonl replay/relu/best/summary.md
 	evolve replay
 	diff <(facts ref) <(facts replay)

@@ -151,11 +151,11 @@ candidates() {
 @test "a seen list that is not an array of ids is an error naming the line" {
 	s=$(state rmsnorm)
 	run -65 --separate-stderr kgen -b rules <<<"$s"$'\n'"$(jq -c '.seen = [1]' <<<"$s")"
-	[ "$stderr" = "kgen: line 2: seen[0]: not a candidate id (a string)" ]
+	[ "$stderr" = "kgen: line 2: seen[0]: expected a string, got an integer" ]
 	# the first state's candidates were written before the bad line was read
 	[ "$(grep -c . <<<"$output")" -eq 4 ]
 	run -65 --separate-stderr kgen -b rules <<<"$(jq -c '.seen = "abc"' <<<"$s")"
-	[ "$stderr" = "kgen: line 1: seen: not an array of candidate ids" ]
+	[ "$stderr" = "kgen: line 1: seen: expected an array, got a string" ]
 	[ -z "$output" ]
 }
 

@@ -14,11 +14,14 @@
 #include "die.h"
 #include "htg.h"
 #include "jsonl.h"
+#include "record.h"
+#include "task.h"
 #include "util.h"
 
 static struct {
 	const char *db;
 	int all;            /* dot: every static edge too */
+	int allow_new;      /* import: directions and strategies this memory lacks */
 } opt;
 
 /* Prints the usage on f and exits with code. */
@@ -26,12 +29,14 @@ static _Noreturn void
 usage(FILE *f, int code)
 {
 	fprintf(f, "usage: %s [--db FILE] export\n"
-		"       %s [--db FILE] import < lines\n"
+		"       %s [--db FILE] import [--allow-new] < lines\n"
 		"       %s [--db FILE] dot [--all]\n"
-		"  export      write the memory as JSON lines\n"
-		"  import      merge such lines into the memory\n"
-		"  dot         write the graph in Graphviz DOT (--all: every static edge)\n"
-		"  --db FILE   the memory (default $HTAM_DB, else ./htam.db)\n",
+		"  export        write the memory as JSON lines\n"
+		"  import        merge such lines into the memory, each checked\n"
+		"  dot           write the graph in Graphviz DOT (--all: every static edge)\n"
+		"  --db FILE     the memory (default $HTAM_DB, else ./htam.db)\n"
+		"  --allow-new   import: take directions and strategies this memory lacks\n"
+		"                (kept marked as imported, and shown so in prompts)\n",
 		argv0, argv0, argv0);
 	exit(code);
 }
@@ -104,11 +109,107 @@ export(sqlite3 *db)
 
 /* ---- import ---- */
 
+/* An imported memory is untrusted input: every line is checked member by
+ * member against these before anything is written. Ids are short, text
+ * is bounded, numbers are finite and in range, outcomes and bounds from
+ * their known sets. Statistics columns of exported lines are ignored:
+ * they are folds over the transitions, recomputed here. */
+#define ID 64
+#define NAME 200
+#define TEXT 2000
+static const char *const bounds[] = { "memory", "compute", "latency", NULL };
+static const char *const last_outcomes[] = { "none", "ok", "incorrect",
+	"compile_error", "gen_error", "timeout", "crash", "rejected", NULL };
+
+static const struct field meta_line[] = {
+	{ "schema_version", K_INT, F_REQ, NULL, 0, 0, NULL },
+	{ NULL }
+};
+static const struct field family_line[] = {
+	{ "id", K_STR, F_REQ, NULL, 0, ID, NULL },
+	{ NULL }
+};
+static const struct field direction_line[] = {
+	{ "id", K_STR, F_REQ, NULL, 0, ID, NULL },
+	{ "name", K_STR, F_REQ, NULL, 0, NAME, NULL },
+	{ "text", K_STR, F_REQ, NULL, 0, TEXT, NULL },
+	{ "ord", K_INT, 0, NULL, 0, 1e6, NULL },
+	{ NULL }
+};
+static const struct field knob_value[] = { { "", K_EXPR, 0, NULL, 0, 0, NULL }, { NULL } };
+static const struct field factor[] = { { "", K_NUM, 0, NULL, -1e6, 1e6, NULL }, { NULL } };
+static const struct field move[] = {
+	{ "family", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ "variant", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ "set", K_MAP, 0, knob_value, 0, 0, NULL },
+	{ "mul", K_MAP, 0, factor, 0, 0, NULL },
+	{ "add", K_MAP, 0, factor, 0, 0, NULL },
+	{ NULL }
+};
+static const struct field moves[] = { { "", K_OBJ, 0, move, 0, 0, NULL }, { NULL } };
+static const struct field prior[] = { { "", K_NUM, 0, NULL, 0, 1, NULL }, { NULL } };
+static const struct field strategy_line[] = {
+	{ "id", K_STR, F_REQ, NULL, 0, ID, NULL },
+	{ "direction", K_STR, F_REQ, NULL, 0, ID, NULL },
+	{ "text", K_STR, F_REQ, NULL, 0, TEXT, NULL },
+	{ "risk", K_STR, F_REQ, NULL, 0, TEXT, NULL },
+	{ "moves", K_ARR, F_REQ, moves, 0, 0, NULL },
+	{ "fits", K_MAP, 0, prior, 0, 0, NULL },
+	{ NULL }
+};
+static const struct field edge_line[] = {
+	{ "src", K_STR, F_REQ, NULL, 0, ID, NULL },
+	{ "dst", K_STR, F_REQ, NULL, 0, ID, NULL },
+	{ "prior", K_NUM, F_REQ, NULL, 0, 1, NULL },
+	{ "helps", K_STR, F_REQ, NULL, 0, TEXT, NULL },
+	{ "why", K_STR, F_REQ, NULL, 0, TEXT, NULL },
+	{ "risk", K_STR, F_REQ, NULL, 0, TEXT, NULL },
+	{ NULL }
+};
+static const struct field transition_line[] = {
+	{ "candidate", K_STR, F_REQ, NULL, 0, NAME, NULL },
+	{ "run", K_STR, F_REQ, NULL, 0, NAME, NULL },
+	{ "task", K_STR, F_REQ, NULL, 0, NAME, NULL },
+	{ "family", K_STR, F_REQ, NULL, 0, ID, NULL },
+	{ "step", K_INT, F_REQ, NULL, 0, 1e6, NULL },
+	{ "bound", K_STR, F_REQ, NULL, 0, 0, bounds },
+	{ "floor_fraction", K_NUM, F_NULL, NULL, 0, 100, NULL },
+	{ "last_outcome", K_STR, F_REQ, NULL, 0, 0, last_outcomes },
+	{ "p1", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ "p2", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ "p3", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ "s1", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ "s2", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ "s3", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ "direction", K_STR, F_REQ, NULL, 0, ID, NULL },
+	{ "strategy", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ "generator", K_STR, F_NULL, NULL, 0, NAME, NULL },
+	{ "outcome", K_STR, F_REQ | F_OUTCOME, NULL, 0, 0, NULL },
+	{ "reason", K_STR, F_NULL, NULL, 0, TEXT, NULL },
+	/* times up to a day; a gain is a ratio of two of them, bounded so
+	 * that a few lines cannot outweigh a memory's own experience */
+	{ "baseline_us", K_NUM, F_NULL | F_POS, NULL, 0, 8.64e10, NULL },
+	{ "time_us", K_NUM, F_NULL | F_POS, NULL, 0, 8.64e10, NULL },
+	{ "gain", K_NUM, F_NULL | F_POS, NULL, 0, 1e4, NULL },
+	{ "created", K_STR, F_NULL, NULL, 0, ID, NULL },
+	{ NULL }
+};
+
+/* Is id one of the template families this htam knows? */
+static int
+known_family(const char *id)
+{
+	for (int i = 0; task_families[i]; i++)
+		if (strcmp(id, task_families[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Statements of the import, prepared once. */
 struct importer {
 	sqlite3 *db;
 	sqlite3_stmt *family, *direction, *strategy, *fit, *edge;
-	sqlite3_stmt *has_family, *has_dir, *has_strat;
+	sqlite3_stmt *has_family, *has_dir, *has_strat, *mark;
 	struct htg_recorder *rec;
 	long added, known;
 };
@@ -162,6 +263,18 @@ insert_texts(sqlite3 *db, sqlite3_stmt *q, const json_t *o,
 	return 0;
 }
 
+/* Records that an imported line added id (a direction or a strategy) to
+ * the memory, so that htg-retrieve and kgen show it as imported. */
+static void
+mark_imported(struct importer *im, const char *kind, const char *id)
+{
+	char *key = xasprintf("imported.%s.%s", kind, id);
+	sqlite3_bind_text(im->mark, 1, key, -1, SQLITE_TRANSIENT);
+	htg_step(im->db, im->mark);
+	sqlite3_reset(im->mark);
+	free(key);
+}
+
 /* A strategy line: the strategy and its fits, unless already here. */
 static const char *
 import_strategy(struct importer *im, const json_t *o)
@@ -173,6 +286,12 @@ import_strategy(struct importer *im, const json_t *o)
 
 	if (!json_is_array(moves) || !dir || !exists(im->db, im->has_dir, dir))
 		return "strategy: needs moves (an array) and a known direction";
+	if (!exists(im->db, im->has_strat, text(o, "id"))) {
+		if (!opt.allow_new)
+			return "strategy: not in this memory (a memory's strategies come from "
+				"its seed; --allow-new takes new ones, marked as imported)";
+		mark_imported(im, "strategy", text(o, "id"));
+	}
 	m = json_dumps(moves, JSON_COMPACT);
 	sqlite3_bind_text(im->strategy, 5, m, -1, SQLITE_TRANSIENT);
 	free(m);
@@ -181,7 +300,7 @@ import_strategy(struct importer *im, const json_t *o)
 	json_object_foreach(json_object_get(o, "fits"), f, v) {
 		if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1)
 			return "strategy: fits: priors are numbers from 0 to 1";
-		if (!exists(im->db, im->has_family, f))
+		if (!exists(im->db, im->has_family, f) || !known_family(f))
 			return "strategy: fits: unknown family";
 		sqlite3_bind_text(im->fit, 1, text(o, "id"), -1, SQLITE_STATIC);
 		sqlite3_bind_text(im->fit, 2, f, -1, SQLITE_STATIC);
@@ -234,6 +353,8 @@ import_transition(struct importer *im, const json_t *o)
 	    !json_is_integer(json_object_get(o, "step")))
 		return "transition: needs candidate, run, task, family, step, bound, "
 			"last_outcome, direction and outcome";
+	if (!known_family(t.family))
+		return "transition: family: not a template family of this htam";
 	if (!exists(im->db, im->has_dir, t.direction))
 		return "transition: unknown direction";
 	for (i = 0; i < HTG_PREFIX; i++)
@@ -249,25 +370,54 @@ import_transition(struct importer *im, const json_t *o)
 	return NULL;
 }
 
-/* Merges one line; returns NULL or what is wrong with it. Static content
- * already here stays as it is; statistics are never copied, they follow
- * from the transitions. */
+/* Merges one line; returns NULL or what is wrong with it (in err).
+ * Static content already here stays as it is; statistics are never
+ * copied, they follow from the transitions. The first line is the meta
+ * line of the export. */
 static const char *
-import_line(struct importer *im, const json_t *o)
+import_line(struct importer *im, const json_t *o, long line, char *err, size_t errlen)
 {
 	static const char *const fam[] = { "id", NULL };
 	static const char *const dir[] = { "id", "name", "text", NULL };
+	static const struct { const char *kind; const struct field *schema; } kinds[] = {
+		{ "meta", meta_line }, { "family", family_line },
+		{ "direction", direction_line }, { "strategy", strategy_line },
+		{ "edge", edge_line }, { "transition", transition_line },
+	};
 	const char *kind = text(o, "kind");
 	json_int_t version = json_integer_value(json_object_get(o, "schema_version"));
+	char e[400];
+	size_t k;
 
 	if (!kind)
-		return "no kind";
+		return "kind: missing, or not a string";
+	for (k = 0; k < LEN(kinds) && strcmp(kind, kinds[k].kind); k++)
+		;
+	if (k == LEN(kinds))
+		return "kind: unknown (meta, family, direction, strategy, edge or transition)";
+	if ((line == 1) != (k == 0))
+		return line == 1 ? "the first line must be the export's meta line "
+			"({\"kind\": \"meta\", \"schema_version\": N})" : "a second meta line";
+	if (record_check(o, kinds[k].schema, e, sizeof e) < 0) {
+		snprintf(err, errlen, "%s: %s", kind, e);
+		return err;
+	}
 	if (strcmp(kind, "meta") == 0)
 		return version == HTG_SCHEMA_VERSION ? NULL :
 			"exported from a memory of another schema version";
-	if (strcmp(kind, "family") == 0)
+	if (strcmp(kind, "family") == 0) {
+		if (!known_family(text(o, "id")))
+			return "family: id: not a template family of this htam";
 		return insert_texts(im->db, im->family, o, fam) < 0 ? "family: no id" : NULL;
+	}
 	if (strcmp(kind, "direction") == 0) {
+		if (!exists(im->db, im->has_dir, text(o, "id"))) {
+			if (!opt.allow_new)
+				return "direction: not in this memory (a memory's directions "
+					"come from its seed; --allow-new takes new ones, marked as "
+					"imported)";
+			mark_imported(im, "direction", text(o, "id"));
+		}
 		sqlite3_bind_int64(im->direction, 4, json_integer_value(json_object_get(o, "ord")));
 		return insert_texts(im->db, im->direction, o, dir) < 0 ?
 			"direction: needs id, name and text" : NULL;
@@ -281,6 +431,27 @@ import_line(struct importer *im, const json_t *o)
 	return "unknown kind (meta, family, direction, strategy, edge or transition)";
 }
 
+/* Dies (65), rolling the import back, unless SQLite finds every page of
+ * the memory sound: a damaged page is otherwise seen only by whatever
+ * query happens to read it, long after the import said it was done. */
+static void
+intact(sqlite3 *db, const char *when)
+{
+	sqlite3_stmt *q = htg_prepare(db, "PRAGMA quick_check(1)");
+	char *r = htg_step(db, q) == SQLITE_ROW && sqlite3_column_text(q, 0)
+		? xstrdup((const char *)sqlite3_column_text(q, 0)) : xstrdup("no answer");
+	sqlite3_finalize(q);
+	for (char *p = r; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	if (strcmp(r, "ok") != 0) {
+		htg_rollback(db);
+		die(EXIT_DATAERR, "%s: the memory is damaged (%s: %.200s); nothing imported",
+			htg_db_path(opt.db), when, r);
+	}
+	free(r);
+}
+
 /* Merges stdin into the memory in one transaction: all of it, or nothing
  * when a line is bad. */
 static void
@@ -289,6 +460,8 @@ import(sqlite3 *db)
 	struct importer im = { .db = db };
 	struct jsonl *in = jsonl_open(stdin);
 	const char *bad;
+	char err[512];
+	long lines = 0;
 	json_t *o;
 
 	im.family = htg_prepare(db, "INSERT OR IGNORE INTO families (id) VALUES (?1)");
@@ -303,16 +476,24 @@ import(sqlite3 *db)
 	im.has_family = htg_prepare(db, "SELECT 1 FROM families WHERE id = ?1");
 	im.has_dir = htg_prepare(db, "SELECT 1 FROM directions WHERE id = ?1");
 	im.has_strat = htg_prepare(db, "SELECT 1 FROM strategies WHERE id = ?1");
+	im.mark = htg_prepare(db, "INSERT OR IGNORE INTO meta (key, value) VALUES (?1, 'imported')");
 	im.rec = htg_recorder_new(db);
 	htg_begin(db);
+	intact(db, "before the import");
 	while ((o = jsonl_next(in))) {
-		if ((bad = import_line(&im, o))) {
+		lines++;
+		if ((bad = import_line(&im, o, jsonl_line(in), err, sizeof err))) {
 			json_decref(o);
 			htg_rollback(db);
 			die_line(EXIT_DATAERR, jsonl_line(in), "%s; nothing imported", bad);
 		}
 		json_decref(o);
 	}
+	if (lines == 0) {
+		htg_rollback(db);
+		die(EXIT_DATAERR, "no lines: an export starts with its meta line; nothing imported");
+	}
+	intact(db, "after the import");
 	htg_commit(db);
 	warnf("%ld transitions added, %ld there already", im.added, im.known);
 	jsonl_close(in);
@@ -325,6 +506,7 @@ import(sqlite3 *db)
 	sqlite3_finalize(im.has_family);
 	sqlite3_finalize(im.has_dir);
 	sqlite3_finalize(im.has_strat);
+	sqlite3_finalize(im.mark);
 }
 
 /* ---- dot ---- */
@@ -465,6 +647,7 @@ main(int argc, char **argv)
 	static const struct option longs[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "allow-new", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -477,6 +660,7 @@ main(int argc, char **argv)
 		switch (ch) {
 		case 'd': opt.db = optarg; break;
 		case 'a': opt.all = 1; break;
+		case 'n': opt.allow_new = 1; break;
 		case 'h': usage(stdout, EXIT_OK);
 		default: usage(stderr, EXIT_USAGE);
 		}

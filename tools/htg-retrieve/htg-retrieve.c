@@ -190,6 +190,8 @@ strategies_json(sqlite3 *db, const struct htg_graph *g, const struct ranked *r, 
 			"score", r[i].score, "tried", r[i].tried, "stats", stats));
 		if (r[i].pinned)
 			json_object_set_new(json_array_get(arr, (size_t)i), "pinned", json_true());
+		if (s->imported)
+			json_object_set_new(json_array_get(arr, (size_t)i), "imported", json_true());
 	}
 	return arr;
 }

@@ -237,6 +237,8 @@ direction_json(const struct htg_graph *g, const struct choice *c, int rank)
 	}
 	if (opt.mode == MODE_FLAT)
 		json_object_set_new(dir, "strategy", json_string(g->strats[c->idx].id));
+	if (g->dirs[d].imported)
+		json_object_set_new(dir, "imported", json_true());
 	json_object_set_new(dir, "left", json_integer(c->left));
 	json_object_set_new(dir, "mode", json_string(opt.mode == MODE_FLAT ? "flat" :
 		opt.mode == MODE_RANDOM ? "random" : "htg"));

@@ -13,6 +13,8 @@
 #include "die.h"
 #include "htg.h"
 #include "jsonl.h"
+#include "record.h"
+#include "task.h"
 #include "util.h"
 
 #define CANDIDATE_ID_MAX 200
@@ -116,6 +118,10 @@ read_candidate(const struct htg_graph *g, json_t *rec, long line, struct cand *c
 	c->rec = rec;
 	c->line = line;
 	if (htg_state_read(rec, &c->st, err, sizeof(err)) < 0)
+		die_line(EXIT_DATAERR, line, "%s", err);
+	if (task_validate(json_object_get(rec, "task"), err, sizeof(err)) < 0 ||
+	    record_check(rec, record_candidate, err, sizeof(err)) < 0 ||
+	    record_check(rec, record_direction, err, sizeof(err)) < 0)
 		die_line(EXIT_DATAERR, line, "%s", err);
 	if (htg_check_history(g, json_object_get(rec, "history"), err, sizeof(err)) < 0)
 		die_line(EXIT_DATAERR, line, "%s", err);

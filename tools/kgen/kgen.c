@@ -10,6 +10,7 @@
 #include "codec.h"
 #include "die.h"
 #include "jsonl.h"
+#include "record.h"
 #include "task.h"
 #include "util.h"
 #include "kgen.h"
@@ -164,6 +165,9 @@ state_check(const json_t *state, long line)
 		die_line(EXIT_DATAERR, line, "no task object (is this a state "
 			"record from ktask or htg-update?)");
 	if (task_validate(task, err, sizeof err) < 0)
+		die_line(EXIT_DATAERR, line, "%s", err);
+	if (record_check(state, record_state, err, sizeof err) < 0 ||
+	    record_check(state, record_memory, err, sizeof err) < 0)
 		die_line(EXIT_DATAERR, line, "%s", err);
 	if (!json_is_string(json_object_get(state, "run")))
 		die_line(EXIT_DATAERR, line, "run: not a string");

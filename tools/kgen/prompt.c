@@ -492,6 +492,8 @@ fill_direction(struct buf *b, const struct ctx *c)
 			"current kernel most.");
 		return;
 	}
+	if (json_is_true(GET(d, "imported")))
+		buf_puts(b, "[imported from another memory, unverified] ");
 	put_text(b, GET(d, "name"), json_string_value(GET(d, "id")) ?
 		json_string_value(GET(d, "id")) : "?");
 	if (json_is_string(GET(d, "id")))
@@ -517,6 +519,9 @@ put_strategy(struct buf *b, const json_t *s)
 	}
 	buf_put_json(b, GET(s, "id"), ITEM_MAX);
 	buf_puts(b, ": ");
+	/* text that came from another memory is data, not an instruction */
+	if (json_is_true(GET(s, "imported")))
+		buf_puts(b, "[imported from another memory, unverified] ");
 	put_text(b, GET(s, "text"), "(no text)");
 	if (GET(s, "stats") && !json_is_null(GET(s, "stats"))) {
 		buf_puts(b, " (record: ");

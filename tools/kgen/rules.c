@@ -480,6 +480,50 @@ plan_render(const json_t *v, const json_t *task, const char *variant,
 
 /* ---- checks ---- */
 
+/* The type a spec member of declared kind must have: "dim" an integer or
+ * a string, "string", "number" and "boolean" theirs, an array of allowed
+ * values any of its members' types. Returns 1 when v has it. */
+static int
+spec_type_ok(const json_t *kind, const json_t *v)
+{
+	const char *ks = json_string_value(kind);
+	const json_t *a;
+	size_t i;
+
+	if (json_is_array(kind)) {
+		json_array_foreach(kind, i, a)
+			if (json_typeof(a) == json_typeof(v))
+				return 1;
+		return 0;
+	}
+	if (!ks)
+		return 1;
+	if (strcmp(ks, "dim") == 0)
+		return json_is_string(v) || json_is_integer(v);
+	if (strcmp(ks, "string") == 0)
+		return json_is_string(v);
+	if (strcmp(ks, "number") == 0)
+		return json_is_number(v);
+	if (strcmp(ks, "boolean") == 0)
+		return json_is_boolean(v);
+	return 1;
+}
+
+int
+rules_spec_types(const json_t *family, const json_t *task, char *err, size_t errlen)
+{
+	const json_t *spec = json_object_get(task, "spec"), *kind, *v;
+	const char *name;
+
+	json_object_foreach((json_t *)json_object_get(family, "spec"), name, kind)
+		if ((v = json_object_get(spec, name)) && !spec_type_ok(kind, v))
+			return errf(err, errlen, "task.spec.%s: expected %s, as family %s "
+				"declares it", name, json_is_array(kind) ? "one of its values"
+				: json_string_value(kind), json_string_value(json_object_get(
+				family, "family")));
+	return 0;
+}
+
 /* Checks the task's spec against the family's spec declaration: each
  * member present with the declared kind ("dim": a size expression over the
  * task's params, "string", "number", "boolean", or an array of allowed
@@ -1330,6 +1374,15 @@ rules_generate_k(void *ctx, const json_t *state, long line, json_t **cands)
 	size_t i;
 	int count = 0;
 
+	/* A spec member of the wrong type is a malformed task, not a kernel
+	 * the family cannot make. */
+	const char *fname = json_string_value(json_object_get(json_object_get(state,
+		"task"), "family"));
+	json_t *family = fname ? rules_family_load(r->dir, fname, err, sizeof(err)) : NULL;
+	if (family && rules_spec_types(family, json_object_get(state, "task"), err,
+	    sizeof(err)) < 0)
+		die_line(EXIT_DATAERR, line, "%s", err);
+	json_decref(family);
 	got = rules_generate(state, r->k, json_object_get(state, "seen"), r->dir,
 		&notes, err, sizeof(err));
 	if (r->verbose)

@@ -35,6 +35,12 @@
 json_t *rules_generate(const json_t *state, int k, const json_t *seen,
 	const char *templates_dir, json_t **notes, char *err, size_t errlen);
 
+/* Checks that each member of the task's spec that the family declares has
+ * the declared type ("dim": an integer or a string). Returns 0, or -1
+ * with err naming the member: "task.spec.expr: expected string, ...". */
+int rules_spec_types(const json_t *family, const json_t *task, char *err,
+	size_t errlen);
+
 /* The folder of the family files: dir if not NULL, else $HTAM_TEMPLATES,
  * else tools/kgen/templates above the running executable's folder (bin/ or
  * build/NAME/bin/), else tools/kgen/templates under the working directory.

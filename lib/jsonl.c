@@ -52,6 +52,33 @@ type_name(const json_t *v)
 	}
 }
 
+/* Reads one line (with its newline, if any) into r->buf, NUL-terminated,
+ * never holding more than JSONL_LINE_MAX bytes of it. Returns its length,
+ * -1 at the end of input or on a read error, -2 when it is too long. */
+static ssize_t
+read_line(struct jsonl *r)
+{
+	size_t len = 0;
+
+	for (;;) {
+		if (r->cap - len < 2) {
+			if (r->cap >= JSONL_LINE_MAX + 2)
+				return -2;
+			r->cap = r->cap ? 2 * r->cap : 1 << 16;
+			if (r->cap > JSONL_LINE_MAX + 2)
+				r->cap = JSONL_LINE_MAX + 2;
+			r->buf = xrealloc(r->buf, r->cap);
+		}
+		if (!fgets(r->buf + len, (int)(r->cap - len), r->f))
+			return len ? (ssize_t)len : -1;
+		len += strlen(r->buf + len);
+		if (len && r->buf[len - 1] == '\n')
+			return (ssize_t)len;
+		if (len > JSONL_LINE_MAX)
+			return -2;
+	}
+}
+
 int
 jsonl_read(struct jsonl *r, json_t **rec, char *err, size_t errlen)
 {
@@ -61,7 +88,12 @@ jsonl_read(struct jsonl *r, json_t **rec, char *err, size_t errlen)
 
 	*rec = NULL;
 	errno = 0;
-	n = getline(&r->buf, &r->cap, r->f);
+	n = read_line(r);
+	if (n == -2) {
+		snprintf(err, errlen, "line %ld: longer than %d MiB (a record that large is "
+			"not one htam writes)", r->line + 1, JSONL_LINE_MAX >> 20);
+		return -1;
+	}
 	if (n < 0) {
 		if (ferror(r->f)) {
 			snprintf(err, errlen, "line %ld: read error: %s",

@@ -5,7 +5,7 @@
  * the caller must json_decref; a function that takes json_t * borrows it,
  * unless its comment says it steals the reference.
  *
- * One record is one line: a JSON object. Lines may be of any length
+ * One record is one line: a JSON object, of at most JSONL_LINE_MAX bytes
  * (records carry sources and cubins); a trailing CR is dropped; the last
  * line may lack its newline. A blank line, broken JSON or a value that is
  * not an object is an error that names the line and column. */
@@ -14,6 +14,11 @@
 
 #include <stdio.h>
 #include <jansson.h>
+
+/* The longest line a reader takes: records carry sources and cubins,
+ * well under this; a longer line is refused before it fills the memory
+ * (a stage copies a record once per candidate it writes). */
+#define JSONL_LINE_MAX (16 << 20)
 
 struct jsonl;
 

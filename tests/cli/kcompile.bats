@@ -127,6 +127,12 @@ SCALE_PLAN='{"launches":[{"kernel":"scale_grid","grid":["min(cdiv(n, BLOCK), 102
 	candidate scale.cu '{"BLOCK": 256, "SCALE": "2.0f", "A=1 -DB": 1}' "$SCALE_PLAN" >in.jsonl
 	run jq -r .compile.reason <(kcompile <in.jsonl)
 	[ "$output" = "define 'A=1 -DB': the name must be a C identifier" ]
+	# names of the implementation are not a candidate's to define
+	for name in __CUDACC_RTC__ __CUDA_ARCH__ _GLIBCXX_ASSERTIONS; do
+		candidate scale.cu "{\"BLOCK\": 256, \"SCALE\": \"2.0f\", \"$name\": 1}" "$SCALE_PLAN" >in.jsonl
+		run jq -r .compile.reason <(kcompile <in.jsonl)
+		[ "$output" = "define $name: a reserved name (it begins with _ and a capital letter or another _)" ]
+	done
 }
 
 @test "a launch plan naming a kernel the source does not define fails the compile" {

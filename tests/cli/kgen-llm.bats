@@ -275,6 +275,18 @@ print(hashlib.sha256(json.dumps(v, sort_keys=True, separators=(",", ":")).encode
 	t1=$(ms)
 	[ "$(cand 1 | jq -r .attempts)" = 2 ]
 	[ $((t1 - t0)) -lt 3000 ]
+	# Over a year, or more seconds than any clock counts: still the server
+	# asking for the longest wait, so --max-wait (1.2 s here), never the
+	# 10 ms backoff as if the header were not there.
+	for after in 63072000 99999999999999999999999999; do
+		kill "$SERVER"
+		serve "status:503;retry-after=$after" answer:good
+		t0=$(ms)
+		kgen --backend llm -k 1 --backoff 0.01 --max-wait 1.2 <"$T/state.json" >"$T/out"
+		t1=$(ms)
+		[ "$(cand 1 | jq -r .attempts)" = 2 ]
+		[ $((t1 - t0)) -ge 1200 ]
+	done
 }
 
 @test "kgen --backend llm: 500 forever gives up after the retries, as a gen_error" {

@@ -426,6 +426,14 @@ guard_defines(const json_t *defines, char *why, size_t whylen)
 				"identifier", k);
 			return -1;
 		}
+		/* Names that begin with _ and a capital or a second _ belong to
+		 * the implementation (__CUDACC_RTC__, __CUDA_ARCH__, _GLIBCXX_...):
+		 * redefining one changes what the headers compile to. */
+		if (k[0] == '_' && (k[1] == '_' || isupper((unsigned char)k[1]))) {
+			snprintf(why, whylen, "define %s: a reserved name (it begins with "
+				"_ and a capital letter or another _)", k);
+			return -1;
+		}
 		if (!define_value_ok(v)) {
 			snprintf(why, whylen, "define %s: the value must be an integer "
 				"or a string of letters, digits and _ . + - (at most 64)",

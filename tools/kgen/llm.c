@@ -210,8 +210,12 @@ on_header(char *data, size_t size, size_t n, void *arg)
 	snprintf(value, sizeof value, "%.*s", (int)(len - 12), data + 12);
 	value[strcspn(value, "\r\n")] = '\0';
 	char *v = value + strspn(value, " \t");
-	if (parse_i64(v, 0, 86400 * 365, &secs, &errstr) == 0)
+	/* Any number of seconds, however large, is capped by --max-wait
+	 * (retry_delay); one too large to parse is the longest wait. */
+	if (parse_i64(v, 0, INT64_MAX / 1000, &secs, &errstr) == 0)
 		r->retry_after_ms = secs * 1000;
+	else if (strspn(v, "0123456789") == strlen(v) && *v)
+		r->retry_after_ms = INT64_MAX;
 	else if ((when = curl_getdate(v, NULL)) != -1)
 		r->retry_after_ms = when > time(NULL) ?
 			(int64_t)(when - time(NULL)) * 1000 : 0;

@@ -65,7 +65,20 @@ $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 UNITS := $(basename $(notdir $(wildcard tests/unit/*.c)))
 $(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
-units: $(UNITS:%=$(O)/tests/unit/%)
+
+.SECONDEXPANSION:
+# Fuzz targets (tests/fuzz/*.c but the driver), each with the tool objects
+# it exercises. Under make test each runs over its committed corpus through
+# tests/fuzz/driver.c; make fuzz builds them with libFuzzer (clang) and
+# runs each for FUZZ_SECONDS.
+FUZZ := $(filter-out driver,$(basename $(notdir $(wildcard tests/fuzz/*.c))))
+FUZZOBJ_guard := $(O)/tools/kcompile/guard.o
+FUZZOBJ_answer := $(O)/tools/kgen/answer.o
+FUZZ_CPPFLAGS := -Itools/kcompile -Itools/kgen
+$(O)/tests/fuzz/%.o: CPPFLAGS += $(FUZZ_CPPFLAGS)
+$(O)/tests/fuzz/fuzz-%: $(O)/tests/fuzz/%.o $(O)/tests/fuzz/driver.o $$(FUZZOBJ_$$*) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+units: $(UNITS:%=$(O)/tests/unit/%) $(FUZZ:%=$(O)/tests/fuzz/fuzz-%)
 
 # The sanitized build lives apart (SANDIR), so it never mixes with bin/.
 SANDIR ?= build/san
@@ -83,8 +96,29 @@ bench: all
 bench-gpu:
 	bench/run gpu
 
+# make fuzz [FUZZ_SECONDS=60]: each target under libFuzzer, ASan and
+# UBSan, from its committed corpus; new inputs go to build/fuzz/corpus/,
+# crashes to build/fuzz/crashes/ (and the run fails).
+FUZZ_SECONDS ?= 60
+FUZZDIR := build/fuzz
+FUZZSAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+fuzz:
+	$(MAKE) O=$(FUZZDIR)/obj CC=clang SANFLAGS="$(FUZZSAN) -fsanitize=fuzzer-no-link" \
+		$(FUZZDIR)/obj/libhtam.a $(foreach t,$(FUZZ),$(FUZZDIR)/obj/tests/fuzz/$(t).o \
+		$(subst $(O),$(FUZZDIR)/obj,$(FUZZOBJ_$(t))))
+	@mkdir -p $(FUZZDIR)/crashes
+	@set -e; for t in $(FUZZ); do \
+		clang $(FUZZSAN) -fsanitize=fuzzer -o $(FUZZDIR)/$$t $(FUZZDIR)/obj/tests/fuzz/$$t.o \
+			$(subst $(O),$(FUZZDIR)/obj,$(FUZZOBJ_guard) $(FUZZOBJ_answer)) $(FUZZDIR)/obj/libhtam.a $(LDLIBS) \
+			-Wl,--gc-sections; \
+		mkdir -p $(FUZZDIR)/corpus/$$t; cp -n tests/fuzz/corpus/$$t/* $(FUZZDIR)/corpus/$$t/ 2>/dev/null || true; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s" >&2; \
+		$(FUZZDIR)/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+			-artifact_prefix=$(FUZZDIR)/crashes/$$t- $(FUZZDIR)/corpus/$$t; \
+	done
+
 clean:
 	rm -rf build $(TOOLS:%=bin/%)
 
-.PHONY: all units test test-gpu bench bench-gpu clean
+.PHONY: all units test test-gpu bench bench-gpu fuzz clean
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,4 @@
+// expect: refused: line 2: #include <stdio.h>
+#inc\
+lude <stdio.h>
+extern "C" __global__ void k(const float *x, float *y) { y[threadIdx.x] = x[threadIdx.x]; }

@@ -117,8 +117,23 @@ fuzz:
 			-artifact_prefix=$(FUZZDIR)/crashes/$$t- $(FUZZDIR)/corpus/$$t; \
 	done
 
+# make install [PREFIX=/usr/local] [DESTDIR=]: the tools and htam into
+# PREFIX/bin, their manuals into PREFIX/share/man/man1, and what they read
+# (the pack, the pipelines, the template families, the prompts) into
+# PREFIX/share/htam, where the installed tools find it.
+PREFIX ?= /usr/local
+SHARE := $(DESTDIR)$(PREFIX)/share/htam
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(SHARE)
+	install -m 755 $(TOOLS:%=$(BIN)/%) bin/htam $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(wildcard tools/*/*.1) docs/htam.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	rm -rf $(SHARE)/tasks $(SHARE)/pipelines $(SHARE)/templates $(SHARE)/prompts
+	cp -R tasks pipelines $(SHARE)/
+	cp -R tools/kgen/templates $(SHARE)/templates
+	cp -R tools/kgen/prompts $(SHARE)/prompts
+
 clean:
 	rm -rf build $(TOOLS:%=bin/%)
 
-.PHONY: all units test test-gpu bench bench-gpu fuzz clean
+.PHONY: all units test test-gpu bench bench-gpu fuzz install clean
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -346,30 +346,45 @@ out:
 	return rc;
 }
 
+/* Is dir a task folder (it holds a task.json file)? */
+static int
+is_task_dir(const char *dir)
+{
+	char *f = xasprintf("%s/task.json", dir);
+	struct stat st;
+	int yes = stat(f, &st) == 0 && S_ISREG(st.st_mode);
+
+	free(f);
+	return yes;
+}
+
 char *
 task_find(const char *name)
 {
-	const char *env = getenv("HTAM_TASKS");
-	char *cands[3] = {
-		xstrdup(name),
-		env && *env ? xasprintf("%s/%s", env, name) : NULL,
-		xasprintf("tasks/%s", name),
-	};
-	char *found = NULL;
-	struct stat st;
+	char *roots, *save = NULL, *found = NULL;
 
-	for (size_t i = 0; i < LEN(cands); i++) {
-		if (!found && cands[i]) {
-			char *f = xasprintf("%s/task.json", cands[i]);
-			if (stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
-				found = cands[i];
-				cands[i] = NULL;
-			}
-			free(f);
-		}
-		free(cands[i]);
+	if (is_task_dir(name))
+		return xstrdup(name);
+	if (strchr(name, '/'))
+		return NULL;   /* a path that is not a task folder */
+	roots = task_roots();
+	for (char *r = strtok_r(roots, ":", &save); r && !found; r = strtok_r(NULL, ":", &save)) {
+		char *dir = xasprintf("%s/%s", r, name);
+		if (is_task_dir(dir))
+			found = dir;
+		else
+			free(dir);
 	}
+	free(roots);
 	return found;
+}
+
+char *
+task_roots(void)
+{
+	const char *env = getenv("HTAM_TASKS");
+
+	return env && *env ? xstrdup(env) : data_dir(NULL, "tasks", NULL);
 }
 
 json_t *

@@ -12,14 +12,18 @@
 extern const char *const task_families[];
 
 /* Finds a task folder: name itself if it is a folder holding task.json,
- * else $HTAM_TASKS/name, else tasks/name. Returns a string the caller
- * frees, or NULL. */
+ * else name in the first folder of task_roots() that has it. Returns a
+ * string the caller frees, or NULL. */
 char *task_find(const char *name);
 
 /* Loads the task in folder dir: task.json, with reference.cu inlined as
  * reference.source, validated. Returns a new reference, or NULL with err
  * naming the file and field ("tasks/relu/task.json: inputs[0].dtype: ..."). */
 json_t *task_load(const char *dir, char *err, size_t errlen);
+/* The folders tasks are found in, ':'-separated: $HTAM_TASKS (a list),
+ * else the pack beside the tools (data_dir: tasks/ of the checkout, or an
+ * installed tree's). The caller frees it. */
+char *task_roots(void);
 
 /* Validates a task object (as loaded, or as found in a record). Returns 0
  * or -1 with err naming the task and the field that is wrong. */

@@ -96,18 +96,6 @@ parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
 	return 0;
 }
 
-int64_t
-opt_i64(const char *name, const char *arg, int64_t min, int64_t max)
-{
-	const char *errstr;
-	int64_t v;
-
-	if (parse_i64(arg, min, max, &v, &errstr) < 0)
-		die(EXIT_USAGE, "%s '%s': %s (expected %lld to %lld)", name, arg,
-			errstr, (long long)min, (long long)max);
-	return v;
-}
-
 int
 parse_double(const char *s, double *out)
 {
@@ -317,4 +305,45 @@ utf8_clean(const char *s, size_t n)
 	}
 	*o = '\0';
 	return out;
+}
+
+char *
+data_dir(const char *env, const char *in_tree, const char **how)
+{
+	const char *v = env ? getenv(env) : NULL, *base = strrchr(in_tree, '/');
+	char exe[PATH_MAX], *slash, *p;
+	ssize_t n;
+
+	base = base ? base + 1 : in_tree;
+	if (v && *v) {
+		if (how)
+			*how = env;
+		return xstrdup(v);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+		const char *const up[] = { "/..", "/../../.." };
+		for (size_t i = 0; i < LEN(up); i++) {
+			p = xasprintf("%s%s/%s", exe, up[i], in_tree);
+			if (access(p, R_OK) == 0) {
+				if (how)
+					*how = "beside the executable";
+				return p;
+			}
+			free(p);
+		}
+		p = xasprintf("%s/../share/htam/%s", exe, base);
+		if (access(p, R_OK) == 0) {
+			if (how)
+				*how = "installed";
+			return p;
+		}
+		free(p);
+	}
+	if (how)
+		*how = "the working folder";
+	return xstrdup(in_tree);
 }

@@ -20,10 +20,6 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Returns 0, or -1 with *errstr set to "invalid", "too small" or "too large". */
 int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
 	const char **errstr);
-/* The value of integer option name (as written: "--jobs") in [min, max];
- * anything else dies (exit 2) naming the option, its argument and the
- * range. */
-int64_t opt_i64(const char *name, const char *arg, int64_t min, int64_t max);
 /* Parses a whole finite floating number. Returns 0 or -1. */
 int parse_double(const char *s, double *out);
 
@@ -50,6 +46,16 @@ int errf(char *err, size_t errlen, const char *fmt, ...)
  * outside (a compiler's log, a kernel's printf, a server's answer) goes
  * through this before it goes into a record. */
 char *utf8_clean(const char *s, size_t n);
+
+/* The folder of htam's own data named in_tree (a path relative to the
+ * checkout: "tasks", "tools/kgen/templates"), for a tool wherever it
+ * runs: $env when set (may be NULL), else in_tree above the running
+ * executable's folder (bin/, or build/NAME/bin/), else share/htam/BASE
+ * above it (an installed tree, BASE being in_tree's last part), else
+ * in_tree under the working folder. Returns a string the caller frees;
+ * *how, if not NULL, says which ("HTAM_TASKS", "beside the executable",
+ * "installed", "the working folder"). */
+char *data_dir(const char *env, const char *in_tree, const char **how);
 
 /* Monotonic clock in milliseconds. */
 double now_ms(void);

@@ -33,7 +33,8 @@ jq -r '
   "| fraction of the floor | \(if $b.floor_fraction then ($b.floor_fraction * 100 | round | tostring) + "%" else "-" end) |",
   "| generator, strategy | \(.best.candidate.generator) \(.best.candidate.strategy // "") |",
   "",
-  "Directions that led here: \([.history[] | "\(.step): \(.direction // "-") / \(.strategy // "-") (\(.outcome // "-"), gain \(.gain // "-"))"] | join("; "))",
+  def g: if . == null then "-" else (. * 1000 | round / 1000 | tostring) + "x" end;
+  "Directions that led here: \([.history[] | "\(.step): \(.direction // "-") / \(.strategy // "-") (\(.outcome // "-"), gain \(.gain | g))"] | join("; "))",
   "",
   "Files: kernel.cu (the source), launch.json (the defines, passed as -D, and the launch plan)."
 ' "$state" | put summary.md

@@ -47,6 +47,11 @@ export PATH := $(BINDIR):$(PATH)
 export HTAM_DB := $(DB)
 export HTAM_TASKS ?= $(HTAM_HOME)/tasks
 
+# A recipe's pipeline failed: its status (the last stage that failed, as
+# pipefail gives it: kbench's 69 when there is no GPU) is kept in
+# $(OUT)/exit-status for htam to exit with, and the recipe fails.
+failed = { rc=$$$$?; echo $$$$rc > $(OUT)/exit-status; exit $$$$rc; }
+
 # The numbers 1..STEPS, and each one's predecessor.
 NUMBERS := $(shell seq 1 $(STEPS))
 prev = $(word $(1),0 $(NUMBERS))
@@ -75,11 +80,11 @@ $(OUT)/$(1)/step-$(2).jsonl: $(OUT)/$(1)/state-$(3).jsonl
 		echo "evolve: $(1): step $(2)" >&2; \
 		htg-select --seed $(SEED) $(SELECT_FLAGS) < $$< | htg-retrieve \
 		| kgen --backend $(BACKEND) -k $(K) $(KGEN_FLAGS) | kcompile \
-		| $(BENCH) kbench $(KBENCH_FLAGS) > $$@.tmp; \
+		| $(BENCH) kbench $(KBENCH_FLAGS) > $$@.tmp || $(call failed); \
 	fi; mv -f $$@.tmp $$@
 
 $(OUT)/$(1)/state-$(2).jsonl: $(OUT)/$(1)/step-$(2).jsonl
-	@if [ -s $$< ]; then htg-update $(UPDATE_FLAGS) < $$< > $$@.tmp; \
+	@if [ -s $$< ]; then htg-update $(UPDATE_FLAGS) < $$< > $$@.tmp || $(call failed); \
 	else jq -c '.step += 1' $(OUT)/$(1)/state-$(3).jsonl > $$@.tmp; fi; mv -f $$@.tmp $$@
 endef
 

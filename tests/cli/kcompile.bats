@@ -43,7 +43,7 @@ SCALE_PLAN='{"launches":[{"kernel":"scale_grid","grid":["min(cdiv(n, BLOCK), 102
 @test "a bad command line exits 2 and says what is wrong" {
 	run kcompile -j 0
 	[ "$status" -eq 2 ]
-	[[ $output == "kcompile: --jobs '0': too small (expected 1 to 1024)" ]]
+	[[ $output == "kcompile: --jobs 0: too small (1 to 1024)" ]]
 	run kcompile --timeout 1x
 	[ "$status" -eq 2 ]
 	run kcompile -a sm_12

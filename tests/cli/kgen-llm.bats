@@ -58,9 +58,9 @@ ms() { date +%s%3N; }
 	run kgen --frobnicate
 	[ "$status" -eq 2 ]
 	run -2 kgen --backend llm -k 0
-	[[ $output == *"--candidates: '0' is too small"* ]]
+	[ "$output" = "kgen: --candidates 0: too small (1 to 64)" ]
 	run -2 kgen --backend llm --timeout soon
-	[[ $output == *"--timeout: 'soon' is not a number of seconds"* ]]
+	[ "$output" = "kgen: --timeout soon: not a number (0.001 to 86400)" ]
 	run -2 kgen --backend gpt
 	[[ $output == *"unknown backend 'gpt'"* ]]
 }

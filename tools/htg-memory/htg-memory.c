@@ -5,7 +5,6 @@
  *           refolded from the transitions that are new here);
  *   dot     writes the graph in Graphviz DOT: directions as clusters of
  *           their strategies, edges labelled with measured mean gain. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "die.h"
 #include "htg.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "record.h"
 #include "task.h"
 #include "util.h"
@@ -24,22 +24,25 @@ static struct {
 	int allow_new;      /* import: directions and strategies this memory lacks */
 } opt;
 
-/* Prints the usage on f and exits with code. */
-static _Noreturn void
-usage(FILE *f, int code)
-{
-	fprintf(f, "usage: %s [--db FILE] export\n"
-		"       %s [--db FILE] import [--allow-new] < lines\n"
-		"       %s [--db FILE] dot [--all]\n"
-		"  export        write the memory as JSON lines\n"
-		"  import        merge such lines into the memory, each checked\n"
-		"  dot           write the graph in Graphviz DOT (--all: every static edge)\n"
-		"  --db FILE     the memory (default $HTAM_DB, else ./htam.db)\n"
-		"  --allow-new   import: take directions and strategies this memory lacks\n"
-		"                (kept marked as imported, and shown so in prompts)\n",
-		argv0, argv0, argv0);
-	exit(code);
-}
+enum { O_DB = 256, O_ALL, O_ALLOW_NEW };
+
+static const struct opt options[] = {
+	{ O_DB, 0, "db", "FILE", "the memory (default $HTAM_DB, else ./htam.db)" },
+	{ O_ALL, 0, "all", NULL, "dot: every static edge too" },
+	{ O_ALLOW_NEW, 0, "allow-new", NULL, "import: take directions and strategies this memory\n"
+		"lacks (kept marked as imported, and shown so in prompts)" },
+	{ 0 }
+};
+
+static const struct opts cmdline = {
+	"usage: %s [--db FILE] export\n"
+	"       %s [--db FILE] import [--allow-new] < lines\n"
+	"       %s [--db FILE] dot [--all]\n",
+	"  export   write the memory as JSON lines\n"
+	"  import   merge such lines into the memory, each checked\n"
+	"  dot      write the graph in Graphviz DOT\n",
+	options, NULL
+};
 
 /* ---- export ---- */
 
@@ -644,32 +647,23 @@ dot(sqlite3 *db)
 int
 main(int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "allow-new", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *verb;
+	const char *verb, *arg;
 	sqlite3 *db;
-	int ch;
+	int ch, next;
 
 	setprogname(argv[0]);
-	while ((ch = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+	while ((ch = opt_next(argc, argv, &cmdline, &arg, &next)) != -1) {
 		switch (ch) {
-		case 'd': opt.db = optarg; break;
-		case 'a': opt.all = 1; break;
-		case 'n': opt.allow_new = 1; break;
-		case 'h': usage(stdout, EXIT_OK);
-		default: usage(stderr, EXIT_USAGE);
+		case O_DB: opt.db = arg; break;
+		case O_ALL: opt.all = 1; break;
+		case O_ALLOW_NEW: opt.allow_new = 1; break;
 		}
 	}
-	if (optind != argc - 1)
-		usage(stderr, EXIT_USAGE);
-	verb = argv[optind];
+	if (next != argc - 1)
+		opt_usage(&cmdline);
+	verb = argv[next];
 	if (strcmp(verb, "export") && strcmp(verb, "import") && strcmp(verb, "dot"))
-		usage(stderr, EXIT_USAGE);
+		opt_usage(&cmdline);
 	db = htg_open(htg_db_path(opt.db));
 	if (strcmp(verb, "export") == 0)
 		export(db);

@@ -2,7 +2,6 @@
  * the direction's local strategies ranked by how they did in similar
  * states, the most relevant recorded experiences (gains, and why failures
  * failed), and the known risks; all bounded, so it fits a prompt. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "die.h"
 #include "htg.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "util.h"
 
 #define SCAN_SAME_FAMILY 400    /* recent transitions read per direction */
@@ -38,18 +38,20 @@ struct exp {
 	char key[2 * HTG_ID_MAX + 2];
 };
 
-/* Prints the usage on f and exits with code. */
-static _Noreturn void
-usage(FILE *f, int code)
-{
-	fprintf(f, "usage: %s [--db FILE] [--max-strategies N] [--max-experiences N] "
-		"[--max-text BYTES] < records\n"
-		"  --db FILE             the memory (default $HTAM_DB, else ./htam.db)\n"
-		"  --max-strategies N    at most N strategies (8)\n"
-		"  --max-experiences N   at most N experiences (8)\n"
-		"  --max-text BYTES      cut each text at BYTES (400)\n", argv0);
-	exit(code);
-}
+enum { O_DB = 256, O_MAXS, O_MAXE, O_MAXT };
+
+static const struct opt options[] = {
+	{ O_DB, 0, "db", "FILE", "the memory (default $HTAM_DB, else ./htam.db)" },
+	{ O_MAXS, 0, "max-strategies", "N", "at most N strategies (8)" },
+	{ O_MAXE, 0, "max-experiences", "N", "at most N experiences (8)" },
+	{ O_MAXT, 0, "max-text", "BYTES", "cut each text at BYTES (400)" },
+	{ 0 }
+};
+
+static const struct opts cmdline = {
+	"usage: %s [--db FILE] [--max-strategies N] [--max-experiences N] [--max-text BYTES] < records\n",
+	NULL, options, NULL
+};
 
 /* The model's parameters as the selection used them: its ablations are
  * recorded in direction.ablations. */
@@ -390,48 +392,42 @@ retrieve(sqlite3 *db, json_t *rec, long line)
 static void
 parse_args(int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "max-strategies", required_argument, NULL, 's' },
-		{ "max-experiences", required_argument, NULL, 'e' },
-		{ "max-text", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
+	const char *arg;
+	int ch, next;
 
-	while ((ch = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+	while ((ch = opt_next(argc, argv, &cmdline, &arg, &next)) != -1) {
 		switch (ch) {
-		case 'd': opt.db = optarg; break;
-		case 's': opt.max_strategies = (int)opt_i64("--max-strategies", optarg, 1, 64); break;
-		case 'e': opt.max_experiences = (int)opt_i64("--max-experiences", optarg, 0, 64); break;
-		case 't': opt.max_text = (int)opt_i64("--max-text", optarg, 40, 100000); break;
-		case 'h': usage(stdout, EXIT_OK);
-		default: usage(stderr, EXIT_USAGE);
+		case O_DB: opt.db = arg; break;
+		case O_MAXS: opt.max_strategies = (int)opt_int("--max-strategies", arg, 1, 64); break;
+		case O_MAXE: opt.max_experiences = (int)opt_int("--max-experiences", arg, 0, 64); break;
+		case O_MAXT: opt.max_text = (int)opt_int("--max-text", arg, 40, 100000); break;
 		}
 	}
-	if (optind != argc)
-		usage(stderr, EXIT_USAGE);
+	if (next != argc)
+		opt_usage(&cmdline);
 }
 
 int
 main(int argc, char **argv)
 {
 	struct jsonl *in;
-	sqlite3 *db;
+	sqlite3 *db = NULL;
 	json_t *rec;
 
 	setprogname(argv[0]);
 	parse_args(argc, argv);
-	db = htg_open(htg_db_path(opt.db));
 	in = jsonl_open(stdin);
+	/* The memory is opened with the first record: no input, no file. */
 	while ((rec = jsonl_next(in))) {
+		if (!db)
+			db = htg_open(htg_db_path(opt.db));
 		retrieve(db, rec, jsonl_line(in));
 		jsonl_put(stdout, rec);
 		json_decref(rec);
 	}
 	jsonl_close(in);
 	htg_graphs_free();
-	htg_close(db);
+	if (db)
+		htg_close(db);
 	return EXIT_OK;
 }

@@ -2,7 +2,6 @@
  * attending over the transitions recorded in the HTG memory, plus the
  * static priors and an exploration term (docs/memory.md), and adds it to
  * the record as `direction`. -k N fans out N records, one per direction. */
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include "die.h"
 #include "htg.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "util.h"
 
 
@@ -36,25 +36,27 @@ struct choice {
 	uint64_t tie;       /* seeded random tie-break */
 };
 
-/* Prints the usage on f and exits with code. */
-static _Noreturn void
-usage(FILE *f, int code)
-{
-	fprintf(f, "usage: %s [--db FILE] [-k N] [--seed N] [--no-prefix] "
-		"[--no-position-weights]\n"
-		"         [--position-weights W1,W2,W3] [--explore C] [--flat | --random] < states\n"
-		"  --db FILE               the memory (default $HTAM_DB, else ./htam.db)\n"
-		"  -k N                    N records per state, one per direction (1..64)\n"
-		"  --seed N                seed of tie-breaks and --random (default 0)\n"
-		"  --no-prefix             ablation: ignore the history prefix\n"
-		"  --no-position-weights   ablation: every prefix position weighs the same\n"
-		"  --position-weights W1,W2,W3  weights of the last three directions "
-		"(0.6,0.25,0.15)\n"
-		"  --explore C             weight of the exploration term (0.1)\n"
-		"  --flat                  ablation: score strategies directly, one level\n"
-		"  --random                ablation: a random direction\n", argv0);
-	exit(code);
-}
+enum { O_DB = 256, O_SEED, O_NO_PREFIX, O_NO_POSW, O_POSW, O_EXPLORE, O_FLAT, O_RANDOM };
+
+static const struct opt options[] = {
+	{ O_DB, 0, "db", "FILE", "the memory (default $HTAM_DB, else ./htam.db)" },
+	{ 'k', 'k', NULL, "N", "N records per state, one per direction (1..64)" },
+	{ O_SEED, 0, "seed", "N", "seed of tie-breaks and --random (default 0)" },
+	{ O_NO_PREFIX, 0, "no-prefix", NULL, "ablation: ignore the history prefix" },
+	{ O_NO_POSW, 0, "no-position-weights", NULL, "ablation: every prefix position weighs the same" },
+	{ O_POSW, 0, "position-weights", "W1,W2,W3", "weights of the last three directions\n"
+		"(0.6,0.25,0.15)" },
+	{ O_EXPLORE, 0, "explore", "C", "weight of the exploration term (0.1)" },
+	{ O_FLAT, 0, "flat", NULL, "ablation: score strategies directly, one level" },
+	{ O_RANDOM, 0, "random", NULL, "ablation: a random direction" },
+	{ 0 }
+};
+
+static const struct opts cmdline = {
+	"usage: %s [--db FILE] [-k N] [--seed N] [--no-prefix] [--no-position-weights]\n"
+	"         [--position-weights W1,W2,W3] [--explore C] [--flat | --random] < states\n",
+	NULL, options, NULL
+};
 
 /* splitmix64: the seeded random numbers of tie-breaks and --random. */
 static uint64_t
@@ -308,49 +310,30 @@ select_state(sqlite3 *db, json_t *rec, long line)
 static void
 parse_args(int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "no-prefix", no_argument, NULL, 'P' },
-		{ "no-position-weights", no_argument, NULL, 'W' },
-		{ "position-weights", required_argument, NULL, 'w' },
-		{ "explore", required_argument, NULL, 'e' },
-		{ "flat", no_argument, NULL, 'f' },
-		{ "random", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	double x;
-	int ch;
+	const char *arg;
+	int ch, next;
 
 	opt.k = 1;
 	htg_params_default(&opt.p);
-	while ((ch = getopt_long(argc, argv, "k:h", longs, NULL)) != -1) {
+	while ((ch = opt_next(argc, argv, &cmdline, &arg, &next)) != -1) {
 		switch (ch) {
-		case 'd': opt.db = optarg; break;
-		case 'k': opt.k = (int)opt_i64("-k", optarg, 1, 64); break;
-		case 's': opt.seed = (uint64_t)opt_i64("--seed", optarg, 0, INT64_MAX); break;
-		case 'P': opt.no_prefix = 1; break;
-		case 'W': opt.no_position_weights = 1; break;
-		case 'w':
-			if (htg_params_positions(&opt.p, optarg) < 0)
+		case O_DB: opt.db = arg; break;
+		case 'k': opt.k = (int)opt_int("-k", arg, 1, 64); break;
+		case O_SEED: opt.seed = (uint64_t)opt_int("--seed", arg, 0, INT64_MAX); break;
+		case O_NO_PREFIX: opt.no_prefix = 1; break;
+		case O_NO_POSW: opt.no_position_weights = 1; break;
+		case O_POSW:
+			if (htg_params_positions(&opt.p, arg) < 0)
 				die(EXIT_USAGE, "--position-weights %s: expected three "
-					"non-negative numbers, not all 0", optarg);
+					"non-negative numbers, not all 0", arg);
 			break;
-		case 'e':
-			if (parse_double(optarg, &x) < 0 || x < 0 || x > 100)
-				die(EXIT_USAGE, "--explore %s: expected a number from 0 "
-					"to 100", optarg);
-			opt.p.w_explore = x;
-			break;
-		case 'f': opt.mode = MODE_FLAT; break;
-		case 'r': opt.mode = MODE_RANDOM; break;
-		case 'h': usage(stdout, EXIT_OK);
-		default: usage(stderr, EXIT_USAGE);
+		case O_EXPLORE: opt.p.w_explore = opt_num("--explore", arg, 0, 100); break;
+		case O_FLAT: opt.mode = MODE_FLAT; break;
+		case O_RANDOM: opt.mode = MODE_RANDOM; break;
 		}
 	}
-	if (optind != argc)
-		usage(stderr, EXIT_USAGE);
+	if (next != argc)
+		opt_usage(&cmdline);
 	if (opt.no_prefix)
 		opt.p.use_prefix = 0;
 	if (opt.no_position_weights)
@@ -362,19 +345,22 @@ int
 main(int argc, char **argv)
 {
 	struct jsonl *in;
-	sqlite3 *db;
+	sqlite3 *db = NULL;
 	json_t *rec;
 
 	setprogname(argv[0]);
 	parse_args(argc, argv);
-	db = htg_open(htg_db_path(opt.db));
 	in = jsonl_open(stdin);
+	/* The memory is opened with the first record: no input, no file. */
 	while ((rec = jsonl_next(in))) {
+		if (!db)
+			db = htg_open(htg_db_path(opt.db));
 		select_state(db, rec, jsonl_line(in));
 		json_decref(rec);
 	}
 	jsonl_close(in);
 	htg_graphs_free();
-	htg_close(db);
+	if (db)
+		htg_close(db);
 	return EXIT_OK;
 }

@@ -4,7 +4,6 @@
  * writes one next state per (run, task, step): the best kernel so far, the
  * history one step longer, the features recomputed. Replaying the same
  * records changes nothing: transitions are unique by (run, task, candidate). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include "die.h"
 #include "htg.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "record.h"
 #include "task.h"
 #include "util.h"
@@ -42,16 +42,17 @@ struct group {
 	size_t n, cap;
 };
 
-/* Prints the usage on f and exits with code. */
-static _Noreturn void
-usage(FILE *f, int code)
-{
-	fprintf(f, "usage: %s [--db FILE] [--frozen] < candidates\n"
-		"  --db FILE   the memory (default $HTAM_DB, else ./htam.db)\n"
-		"  --frozen    ablation: write nothing to the memory, only the next states\n",
-		argv0);
-	exit(code);
-}
+enum { O_DB = 256, O_FROZEN };
+
+static const struct opt options[] = {
+	{ O_DB, 0, "db", "FILE", "the memory (default $HTAM_DB, else ./htam.db)" },
+	{ O_FROZEN, 0, "frozen", NULL, "ablation: write nothing to the memory, only the next states" },
+	{ 0 }
+};
+
+static const struct opts cmdline = {
+	"usage: %s [--db FILE] [--frozen] < candidates\n", NULL, options, NULL
+};
 
 /* bench.time_us.median, or NAN. */
 static double
@@ -456,24 +457,17 @@ input_free(struct input *in)
 static void
 parse_args(int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "frozen", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch;
+	const char *arg;
+	int ch, next;
 
-	while ((ch = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+	while ((ch = opt_next(argc, argv, &cmdline, &arg, &next)) != -1) {
 		switch (ch) {
-		case 'd': opt.db = optarg; break;
-		case 'f': opt.frozen = 1; break;
-		case 'h': usage(stdout, EXIT_OK);
-		default: usage(stderr, EXIT_USAGE);
+		case O_DB: opt.db = arg; break;
+		case O_FROZEN: opt.frozen = 1; break;
 		}
 	}
-	if (optind != argc)
-		usage(stderr, EXIT_USAGE);
+	if (next != argc)
+		opt_usage(&cmdline);
 }
 
 int
@@ -487,6 +481,11 @@ main(int argc, char **argv)
 
 	setprogname(argv[0]);
 	parse_args(argc, argv);
+	/* No input, no memory: nothing is opened or created. */
+	int c = getc(stdin);
+	if (c == EOF)
+		return EXIT_OK;
+	ungetc(c, stdin);
 	db = htg_open(htg_db_path(opt.db));
 	g = htg_graph_load(db, "");
 	read_input(g, &in);

@@ -22,7 +22,7 @@
 	X(cuMemcpyDtoDAsync) X(cuEventCreate) X(cuEventDestroy) \
 	X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) \
 	X(cuGetErrorName) X(cuGetErrorString) X(cuModuleGetGlobal) \
-	X(cuMemsetD8Async) X(cuFuncGetParamInfo)
+	X(cuMemsetD8Async) X(cuFuncGetParamInfo) X(cuDeviceGetPCIBusId)
 
 struct cudrv {
 #define X(name) __typeof__(name) *name;

@@ -1,6 +1,11 @@
 /* gpu.c: the worker's device layer (see gpu.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "cubin.h"
 #include "util.h"
@@ -93,7 +98,7 @@ measure_copy(void)
 }
 
 int
-gpu_init(char *err, size_t errlen)
+gpu_init(int dev, char *err, size_t errlen)
 {
 	CUresult r;
 	int n = 0;
@@ -105,12 +110,22 @@ gpu_init(char *err, size_t errlen)
 			"the driver sees none" : cudrv_strerror(r));
 		return 69;
 	}
-	if (cu.cuDeviceGet(&G.dev, 0) || cu.cuDevicePrimaryCtxRetain(&G.ctx, G.dev)
+	if (dev >= n) {
+		snprintf(err, errlen, "no CUDA device %d: the driver sees %d (0 to %d%s)",
+			dev, n, n - 1, getenv("CUDA_VISIBLE_DEVICES") ? ", as CUDA_VISIBLE_DEVICES "
+			"chooses them" : "");
+		return 69;
+	}
+	G.index = dev;
+	G.lock_fd = -1;
+	if (cu.cuDeviceGet(&G.dev, dev) || cu.cuDevicePrimaryCtxRetain(&G.ctx, G.dev)
 		|| cu.cuCtxSetCurrent(G.ctx)
 		|| cu.cuStreamCreate(&G.stream, CU_STREAM_NON_BLOCKING)) {
-		snprintf(err, errlen, "cannot open CUDA device 0");
+		snprintf(err, errlen, "cannot open CUDA device %d", dev);
 		return -1;
 	}
+	if (cu.cuDeviceGetPCIBusId(G.pci, sizeof G.pci, G.dev) != CUDA_SUCCESS)
+		snprintf(G.pci, sizeof G.pci, "device%d", dev);
 	cu.cuDeviceGetName(G.name, sizeof G.name, G.dev);
 	G.sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 	G.cc = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10
@@ -131,7 +146,7 @@ gpu_init(char *err, size_t errlen)
 		|| cu.cuModuleGetFunction(&G.mask, G.devmod, "kb_mask")
 		|| cu.cuMemAlloc(&G.flush, G.flush_bytes)
 		|| cu.cuMemAlloc(&G.scratch, 4096) || measure_copy() < 0) {
-		snprintf(err, errlen, "cannot set up CUDA device 0 (%s)", G.name);
+		snprintf(err, errlen, "cannot set up CUDA device %d (%s)", dev, G.name);
 		return -1;
 	}
 	return 0;
@@ -140,9 +155,34 @@ gpu_init(char *err, size_t errlen)
 json_t *
 gpu_device_json(void)
 {
-	return json_pack("{ss si si sf sf si}", "name", G.name, "sm", G.cc,
+	return json_pack("{ss si si sf sf si si ss}", "name", G.name, "sm", G.cc,
 		"sms", G.sms, "copy_gbps", G.copy_bps / 1e9, "fp32_tflops",
-		G.peak_flops / 1e12, "l2_bytes", G.l2_bytes);
+		G.peak_flops / 1e12, "l2_bytes", G.l2_bytes, "index", G.index,
+		"pci_bus_id", G.pci);
+}
+
+double
+gpu_lock(void)
+{
+	double t0 = now_ms();
+	if (G.lock_fd < 0) {
+		const char *dir = getenv("HTAM_LOCKDIR");
+		char *path = xasprintf("%s/htam-gpu-%s.lock", dir && *dir ? dir : "/tmp", G.pci);
+		G.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		free(path);
+		if (G.lock_fd < 0)
+			return 0;   /* no lock to be had: time anyway */
+	}
+	while (flock(G.lock_fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	return now_ms() - t0;
+}
+
+void
+gpu_unlock(void)
+{
+	if (G.lock_fd >= 0)
+		flock(G.lock_fd, LOCK_UN);
 }
 
 int

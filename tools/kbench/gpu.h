@@ -27,7 +27,8 @@ struct gpu {
 	CUstream stream;
 	CUmodule devmod;
 	CUfunction fill, compare, checksum, count_ne, mask;
-	char name[256];
+	char name[256], pci[32];
+	int index, lock_fd;
 	int sms, cc, clock_khz, l2_bytes, smem_optin, max_grid_x;
 	double copy_bps;     /* measured device copy, bytes read + written per s */
 	double peak_flops;   /* fp32: SMs x 128 lanes x 2 x clock */
@@ -52,10 +53,17 @@ struct kb_stats {
 	unsigned long long bad, first_bad, collide, zero_bad;
 };
 
-/* Loads the driver, takes device 0's primary context, measures it.
- * Returns 0; 69 with err saying there is no driver or device; -1 with err
- * for anything else. */
-int gpu_init(char *err, size_t errlen);
+/* Loads the driver, takes device number dev's primary context (numbered
+ * as the driver sees them: CUDA_VISIBLE_DEVICES chooses and orders them),
+ * measures it. Returns 0; 69 with err saying there is no driver or no
+ * such device; -1 with err for anything else. */
+int gpu_init(int dev, char *err, size_t errlen);
+/* Waits until this process holds the device's timing lock (a file lock
+ * per physical device, by PCI bus id, under $HTAM_LOCKDIR or /tmp), so
+ * that no two kbench time kernels on one GPU at once. Returns the
+ * milliseconds waited. gpu_unlock releases it. */
+double gpu_lock(void);
+void gpu_unlock(void);
 /* A JSON description of the device (new reference). */
 json_t *gpu_device_json(void);
 

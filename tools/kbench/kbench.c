@@ -2,7 +2,6 @@
  * (after kcompile), checks each candidate against the task's reference on
  * fresh device inputs, times it, and adds "bench" (docs/records.md). The
  * GPU work runs in a worker process; this one only reads and writes. */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,55 +11,40 @@
 #include "cubin.h"
 #include "die.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "plan.h"
 #include "task.h"
 #include "util.h"
 #include "kbench.h"
 
-static void
-usage(void)
-{
-	fprintf(stderr, "usage: %s [-q] [-t secs] [-s seeds] [--seed n] "
-		"[--min-reps n] [--budget-ms ms] [-d dir] [--without list] "
-		"< compiled.jsonl\n", argv0);
-	exit(EXIT_USAGE);
-}
+enum { O_SEED = 256, O_MIN_REPS, O_BUDGET, O_WITHOUT, O_DEVICE, O_PROBE, O_WORKER };
 
-static void
-help(void)
-{
-	printf("usage: %s [options] < compiled.jsonl > benched.jsonl\n"
-		"Checks and times each compiled candidate on the GPU against the\n"
-		"task's reference and adds \"bench\". A record without candidate\n"
-		"benchmarks the task's reference against itself.\n\n"
-		"  -t, --timeout SECS   deadline per candidate (default 60)\n"
-		"  -s, --seeds N        seeds per check size (default 3)\n"
-		"      --seed N         first seed (default 1)\n"
-		"      --min-reps N     timed repetitions at least (default 10)\n"
-		"      --budget-ms MS   time spent timing one kernel (default 500)\n"
-		"  -d, --dump DIR       write inputs and outputs as .npy files\n"
-		"      --without LIST   switch protections off, to measure or test them:\n"
-		"                       restore, fresh, checks (comma-separated)\n"
-		"  -q, --quiet          no progress on stderr\n"
-		"  -h, --help           this help\n\n"
-		"Exit: 0 ok, 2 usage, 65 malformed record, 69 no CUDA driver or GPU.\n",
-		argv0);
-	exit(EXIT_OK);
-}
+static const struct opt options[] = {
+	{ 't', 't', "timeout", "SECS", "deadline per candidate (default 60)" },
+	{ 's', 's', "seeds", "N", "seeds per check size (default 3)" },
+	{ O_SEED, 0, "seed", "N", "first seed (default 1)" },
+	{ O_MIN_REPS, 0, "min-reps", "N", "timed repetitions at least (default 10)" },
+	{ O_BUDGET, 0, "budget-ms", "MS", "time spent timing one kernel (default 500)" },
+	{ 'd', 'd', "dump", "DIR", "write inputs and outputs as .npy files" },
+	{ O_WITHOUT, 0, "without", "LIST", "switch protections off, to measure or test them:\n"
+		"restore, fresh, checks (comma-separated)" },
+	{ O_DEVICE, 0, "device", "N", "the GPU, numbered as CUDA_VISIBLE_DEVICES orders\n"
+		"them (default 0)" },
+	{ O_PROBE, 0, "probe", NULL, "say which GPU there is (a JSON line) and exit" },
+	{ 'q', 'q', "quiet", NULL, "no progress on stderr" },
+	{ O_WORKER, 0, "worker", NULL, NULL },   /* kbench's own GPU worker */
+	{ 0 }
+};
 
-/* Parses a bounded integer option or exits 2. */
-static int64_t
-opt_num(const char *name, const char *s, int64_t min, int64_t max)
-{
-	int64_t v;
-	const char *e;
-	if (parse_i64(s, min, max, &v, &e) < 0) {
-		warnf("--%s %s: %s (%lld to %lld)", name, s, e, (long long)min,
-			(long long)max);
-		usage();
-	}
-	return v;
-}
+static const struct opts cmdline = {
+	"usage: %s [options] < compiled.jsonl > benched.jsonl\n"
+	"       %s --probe [--device N]\n",
+	"Checks and times each compiled candidate on the GPU against the\n"
+	"task's reference and adds \"bench\". A record without candidate\n"
+	"benchmarks the task's reference against itself.\n",
+	options,
+	"Exit: 0 ok, 2 usage, 65 malformed record, 69 no CUDA driver or GPU.\n"
+};
 
 /* plan_params_fn from the cubin itself. */
 static int
@@ -245,9 +229,8 @@ without(struct options *o, const char *list)
 		else if (!strcmp(w, "checks"))
 			o->check_timed = 0;
 		else {
-			warnf("--without %s: '%s' is not a protection (restore, fresh, checks)",
-				list, w);
-			usage();
+			die(EXIT_USAGE, "--without %s: '%s' is not a protection (restore, "
+				"fresh, checks)", list, w);
 		}
 	}
 	free(copy);
@@ -256,42 +239,31 @@ without(struct options *o, const char *list)
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"timeout", required_argument, NULL, 't'},
-		{"seeds", required_argument, NULL, 's'},
-		{"seed", required_argument, NULL, 'S'},
-		{"min-reps", required_argument, NULL, 'r'},
-		{"budget-ms", required_argument, NULL, 'b'},
-		{"dump", required_argument, NULL, 'd'},
-		{"without", required_argument, NULL, 'w'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{"worker", no_argument, NULL, 'W'},
-		{0, 0, 0, 0}};
 	struct options o = {.timeout_s = 60, .seeds = 3, .seed = 1, .min_reps = 10,
 		.budget_ms = 500, .restore = 1, .fresh_inputs = 1, .check_timed = 1};
-	int c, worker = 0;
+	int c, next, worker = 0, probe = 0;
+	const char *arg;
 
 	setprogname(argv[0]);
-	while ((c = getopt_long(argc, argv, "t:s:d:qh", longopts, NULL)) != -1) {
+	while ((c = opt_next(argc, argv, &cmdline, &arg, &next)) != -1) {
 		switch (c) {
-		case 't': o.timeout_s = opt_num("timeout", optarg, 1, 86400); break;
-		case 's': o.seeds = opt_num("seeds", optarg, 1, 1000); break;
-		case 'S': o.seed = opt_num("seed", optarg, 0, INT64_MAX / 2); break;
-		case 'r': o.min_reps = opt_num("min-reps", optarg, 1, 100000); break;
-		case 'b': o.budget_ms = opt_num("budget-ms", optarg, 0, 3600000); break;
-		case 'd': o.dump = optarg; break;
-		case 'w': without(&o, optarg); break;
+		case 't': o.timeout_s = opt_int("--timeout", arg, 1, 86400); break;
+		case 's': o.seeds = opt_int("--seeds", arg, 1, 1000); break;
+		case O_SEED: o.seed = opt_int("--seed", arg, 0, INT64_MAX / 2); break;
+		case O_MIN_REPS: o.min_reps = opt_int("--min-reps", arg, 1, 100000); break;
+		case O_BUDGET: o.budget_ms = opt_int("--budget-ms", arg, 0, 3600000); break;
+		case 'd': o.dump = arg; break;
+		case O_WITHOUT: without(&o, arg); break;
+		case O_DEVICE: o.device = (int)opt_int("--device", arg, 0, 1023); break;
+		case O_PROBE: probe = 1; break;
 		case 'q': o.quiet = 1; break;
-		case 'h': help(); break;
-		case 'W': worker = 1; break;
-		default: usage();
+		case O_WORKER: worker = 1; break;
 		}
 	}
-	if (optind != argc)
-		usage();
+	if (next != argc)
+		opt_usage(&cmdline);
 	if (worker)
-		return worker_main();
+		return worker_main(o.device);
 	if (o.dump && !*o.dump)
 		die(EXIT_USAGE, "--dump needs a folder");
 	if (o.dump && mkdir_p(o.dump, 0777) < 0)
@@ -302,7 +274,12 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	struct pool pool;
-	pool_init(&pool);
+	pool_init(&pool, o.device);
+	if (probe) {
+		jsonl_put(stdout, pool_probe(&pool));
+		pool_close(&pool);
+		return EXIT_OK;
+	}
 	struct jsonl *in = jsonl_open(stdin);
 	json_t *rec;
 	while ((rec = jsonl_next(in))) {

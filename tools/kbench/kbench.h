@@ -18,6 +18,7 @@ struct options {
 	int64_t budget_ms;  /* timing stops after this much wall time */
 	const char *dump;   /* folder for .npy dumps, or NULL */
 	int quiet;
+	int device;         /* the GPU, numbered as the driver sees them */
 	/* The protections (all on unless --without turns one off): module
 	 * state restored before every run, fresh inputs for every timed
 	 * run, timed runs checked. */
@@ -36,15 +37,16 @@ struct options {
 #define WORKER_ANSWER_FD 3
 
 /* The worker process's main: serves requests on stdin until its end. */
-int worker_main(void);
+int worker_main(int device);
 
 /* The worker, as the parent sees it. */
 struct pool {
+	int device;      /* the GPU the worker opens */
 	pid_t pid;
 	int to_fd, from_fd, con_fd;
 	char *buf;
 	size_t len, cap;
-	json_t *device;  /* the ready line's device object, or NULL */
+	json_t *device_json; /* the ready line's device object, or NULL */
 	/* What the worker printed during the request in flight: the first
 	 * sizeof con bytes, and how many there were. */
 	char con[4096];
@@ -58,8 +60,12 @@ struct pool {
  * worker. What the worker printed meanwhile is its "printed" member. */
 json_t *pool_bench(struct pool *p, const json_t *req, int64_t timeout_s);
 
-/* A pool with no worker yet. */
-void pool_init(struct pool *p);
+/* A pool with no worker yet, for GPU number device. */
+void pool_init(struct pool *p, int device);
+/* Starts the worker now and returns its device object (borrowed), so a
+ * caller can check there is a GPU before it needs one: no device is
+ * fatal (exit 69). */
+const json_t *pool_probe(struct pool *p);
 /* Stops the worker, if any (end of input). */
 void pool_close(struct pool *p);
 

@@ -186,7 +186,9 @@ worker_start(struct pool *p)
 	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
 	posix_spawn_file_actions_adddup2(&fa, con[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, from[1], WORKER_ANSWER_FD);
-	char *argv[] = {(char *)argv0, "--worker", NULL};
+	char devno[16];
+	snprintf(devno, sizeof devno, "%d", p->device);
+	char *argv[] = {(char *)argv0, "--worker", "--device", devno, NULL};
 	int e = posix_spawn(&p->pid, "/proc/self/exe", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(to[0]);
@@ -217,8 +219,8 @@ worker_start(struct pool *p)
 		worker_end(p, 0, NULL, 0);
 		die(EXIT_UNAVAILABLE, "%s; kbench needs an NVIDIA GPU", msg);
 	}
-	json_decref(p->device);
-	p->device = json_incref(dev);
+	json_decref(p->device_json);
+	p->device_json = json_incref(dev);
 	json_decref(hello);
 }
 
@@ -306,10 +308,19 @@ pool_bench(struct pool *p, const json_t *req, int64_t timeout_s)
 }
 
 void
-pool_init(struct pool *p)
+pool_init(struct pool *p, int device)
 {
 	memset(p, 0, sizeof *p);
 	p->con_fd = -1;
+	p->device = device;
+}
+
+const json_t *
+pool_probe(struct pool *p)
+{
+	if (p->pid <= 0)
+		worker_start(p);
+	return p->device_json;
 }
 
 void
@@ -318,6 +329,6 @@ pool_close(struct pool *p)
 	if (p->pid > 0)
 		worker_end(p, 0, NULL, 0);
 	free(p->buf);
-	json_decref(p->device);
+	json_decref(p->device_json);
 	memset(p, 0, sizeof *p);
 }

@@ -6,7 +6,6 @@
  * compiles run in child processes with a deadline, several at once
  * (pool.c), and results are kept in a content-addressed cache (cache.c).
  * Records come out in the order they came in. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "kcompile.h"
 #include "plan.h"
 #include "task.h"
+#include "opt.h"
 #include "util.h"
 
 /* One of the two compiles of a record: the candidate's or the reference's. */
@@ -49,18 +49,19 @@ struct run {
 	char err[1024];         /* a bad input line: reported after the records before it */
 };
 
-static _Noreturn void
-usage(FILE *f, int code)
-{
-	fprintf(f, "usage: %s [-nv] [-a ARCH] [-j JOBS] [-t SECONDS] < records\n"
-		"  -a, --arch ARCH        target architecture (default $HTAM_ARCH, else sm_90)\n"
-		"  -j, --jobs JOBS        compiles at once (default: the number of CPUs)\n"
-		"  -t, --timeout SECONDS  deadline of one compile (default 60)\n"
-		"  -n, --no-cache         neither read nor write the compile cache\n"
-		"  -v, --verbose          one line per record on stderr\n"
-		"  -h, --help             this text\n", argv0);
-	exit(code);
-}
+static const struct opt options[] = {
+	{ 'a', 'a', "arch", "ARCH", "target architecture (default $HTAM_ARCH, else sm_90)" },
+	{ 'j', 'j', "jobs", "JOBS", "compiles at once (default: the number of CPUs)" },
+	{ 't', 't', "timeout", "SECONDS", "deadline of one compile (default 60)" },
+	{ 'n', 'n', "no-cache", NULL, "neither read nor write the compile cache" },
+	{ 'v', 'v', "verbose", NULL, "one line per record on stderr" },
+	{ 0 }
+};
+
+static const struct opts cmdline = {
+	"usage: %s [-nv] [-a ARCH] [-j JOBS] [-t SECONDS] < records\n",
+	NULL, options, NULL
+};
 
 /* Whether the generator failed for this candidate (kgen still writes it). */
 static int
@@ -331,35 +332,26 @@ wait_some(struct run *r)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "arch", required_argument, NULL, 'a' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "no-cache", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	const char *arch = getenv("HTAM_ARCH");
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int jobs = ncpu > 0 ? (int)ncpu : 1, timeout_s = 60, use_cache = 1, c;
 	struct run r = { .verbose = 0 };
 	char err[512];
+	const char *arg;
+	int next;
 
 	setprogname(argv[0]);
-	while ((c = getopt_long(argc, argv, "a:j:t:nvh", longopts, NULL)) != -1) {
+	while ((c = opt_next(argc, argv, &cmdline, &arg, &next)) != -1) {
 		switch (c) {
-		case 'a': arch = optarg; break;
-		case 'j': jobs = (int)opt_i64("--jobs", optarg, 1, 1024); break;
-		case 't': timeout_s = (int)opt_i64("--timeout", optarg, 1, 86400); break;
+		case 'a': arch = arg; break;
+		case 'j': jobs = (int)opt_int("--jobs", arg, 1, 1024); break;
+		case 't': timeout_s = (int)opt_int("--timeout", arg, 1, 86400); break;
 		case 'n': use_cache = 0; break;
 		case 'v': r.verbose = 1; break;
-		case 'h': usage(stdout, EXIT_OK);
-		default: usage(stderr, EXIT_USAGE);
 		}
 	}
-	if (optind < argc)
-		usage(stderr, EXIT_USAGE);
+	if (next < argc)
+		opt_usage(&cmdline);
 	if (toolchain_init(&r.tc, arch && *arch ? arch : "sm_90", timeout_s,
 	    err, sizeof(err)) < 0)
 		die(EXIT_USAGE, "%s", err);

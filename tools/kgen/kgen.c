@@ -2,7 +2,6 @@
  * htg-retrieve) and writes K candidate records per state, each the state
  * plus a candidate kernel, made by one of the backends: rules (templates),
  * llm (a chat-completions endpoint) or replay (recorded llm answers). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,90 +9,49 @@
 #include "codec.h"
 #include "die.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "record.h"
 #include "task.h"
 #include "util.h"
 #include "kgen.h"
 
-static _Noreturn void
-usage(FILE *f, int code)
-{
-	fprintf(f, "usage: %s [options] < states > candidates\n"
-		"  -b, --backend NAME       rules (the default: templates), llm (a chat-completions\n"
-		"                           endpoint) or replay (the answers an llm run recorded)\n"
-		"  -k, --candidates K       candidates per state (default 4)\n"
-		"      --temperature T      sampling temperature, 0 to 2 (default 0.7)\n"
-		"      --max-tokens N       longest answer, in tokens; 0 sends no limit (default 8192)\n"
-		"      --connect-timeout S  seconds to connect (default 10)\n"
-		"      --timeout S          seconds for one request, in all (default 600)\n"
-		"      --retries N          attempts after the first on 408, 429, 5xx, timeouts and\n"
-		"                           dropped connections (default 4)\n"
-		"      --backoff S          the first retry's delay, doubled for each next (default 1)\n"
-		"      --max-wait S         the longest delay before a retry, Retry-After included\n"
-		"                           (default 60)\n"
-		"      --seed N             sent as the request's seed, N + i for candidate i\n"
-		"      --transcripts DIR    keep each prompt and answer in DIR (replay reads them)\n"
-		"      --prompts DIR        the prompt templates (default: $HTAM_PROMPTS, else\n"
-		"                           ../tools/kgen/prompts beside kgen, else built in)\n"
-		"  -v, --verbose            progress and retries on stderr\n"
-		"  -h, --help               this text\n"
-		"environment: HTAM_LLM_URL (the base URL, with /v1 where the server has it),\n"
-		"HTAM_LLM_MODEL, HTAM_LLM_KEY (else OPENAI_API_KEY)\n", argv0);
-	exit(code);
-}
+enum { O_TEMP = 256, O_MAXTOK, O_CONNECT, O_TIMEOUT, O_RETRIES, O_BACKOFF, O_MAXWAIT,
+	O_SEED, O_TRANSCRIPTS, O_PROMPTS };
 
-/* Parses a number of seconds in [min, max] for option name; dies (exit 2)
- * on anything else. Returns milliseconds. */
-static int64_t
-parse_seconds(const char *name, const char *s, double min, double max)
-{
-	double v;
+static const struct opt options[] = {
+	{ 'b', 'b', "backend", "NAME", "rules (the default: templates), llm (a chat-completions\n"
+		"endpoint) or replay (the answers an llm run recorded)" },
+	{ 'k', 'k', "candidates", "K", "candidates per state (default 4)" },
+	{ O_TEMP, 0, "temperature", "T", "sampling temperature, 0 to 2 (default 0.7)" },
+	{ O_MAXTOK, 0, "max-tokens", "N", "longest answer, in tokens; 0 sends no limit (default 8192)" },
+	{ O_CONNECT, 0, "connect-timeout", "S", "seconds to connect (default 10)" },
+	{ O_TIMEOUT, 0, "timeout", "S", "seconds for one request, in all (default 600)" },
+	{ O_RETRIES, 0, "retries", "N", "attempts after the first on 408, 429, 5xx, timeouts and\n"
+		"dropped connections (default 4)" },
+	{ O_BACKOFF, 0, "backoff", "S", "the first retry's delay, doubled for each next (default 1)" },
+	{ O_MAXWAIT, 0, "max-wait", "S", "the longest delay before a retry, Retry-After included\n"
+		"(default 60)" },
+	{ O_SEED, 0, "seed", "N", "sent as the request's seed, N + i for candidate i" },
+	{ O_TRANSCRIPTS, 0, "transcripts", "DIR", "keep each prompt and answer in DIR (replay reads them)" },
+	{ O_PROMPTS, 0, "prompts", "DIR", "the prompt templates (default: $HTAM_PROMPTS, else\n"
+		"the prompts beside kgen, else built in)" },
+	{ 'v', 'v', "verbose", NULL, "progress and retries on stderr" },
+	{ 0 }
+};
 
-	if (parse_double(s, &v) < 0 || v < min || v > max)
-		die(EXIT_USAGE, "--%s: '%s' is not a number of seconds in "
-			"[%g, %g]", name, s, min, max);
-	return (int64_t)(v * 1000 + 0.5);
-}
+static const struct opts cmdline = {
+	"usage: %s [options] < states > candidates\n", NULL, options,
+	"environment: HTAM_LLM_URL (the base URL, with /v1 where the server has it),\n"
+	"HTAM_LLM_MODEL, HTAM_LLM_KEY (else OPENAI_API_KEY)\n"
+};
 
-/* Parses a whole number in [min, max] for option name; dies (exit 2) on
- * anything else. */
-static int64_t
-parse_int(const char *name, const char *s, int64_t min, int64_t max)
-{
-	const char *errstr;
-	int64_t v;
-
-	if (parse_i64(s, min, max, &v, &errstr) < 0)
-		die(EXIT_USAGE, "--%s: '%s' is %s (from %lld to %lld)", name, s,
-			errstr, (long long)min, (long long)max);
-	return v;
-}
-
-/* Fills o from the command line; prints usage and exits 0 for --help,
+/* Fills o from the command line; prints the help and exits 0 for --help,
  * exits 2 on bad usage. */
 static void
 parse_options(int argc, char **argv, struct kgen_opts *o)
 {
-	enum { O_TEMP = 256, O_MAXTOK, O_CONNECT, O_TIMEOUT, O_RETRIES,
-		O_BACKOFF, O_MAXWAIT, O_SEED, O_TRANSCRIPTS, O_PROMPTS };
-	static const struct option longopts[] = {
-		{"backend", required_argument, NULL, 'b'},
-		{"candidates", required_argument, NULL, 'k'},
-		{"temperature", required_argument, NULL, O_TEMP},
-		{"max-tokens", required_argument, NULL, O_MAXTOK},
-		{"connect-timeout", required_argument, NULL, O_CONNECT},
-		{"timeout", required_argument, NULL, O_TIMEOUT},
-		{"retries", required_argument, NULL, O_RETRIES},
-		{"backoff", required_argument, NULL, O_BACKOFF},
-		{"max-wait", required_argument, NULL, O_MAXWAIT},
-		{"seed", required_argument, NULL, O_SEED},
-		{"transcripts", required_argument, NULL, O_TRANSCRIPTS},
-		{"prompts", required_argument, NULL, O_PROMPTS},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}
-	};
-	int c;
+	const char *arg;
+	int c, next;
 
 	*o = (struct kgen_opts){
 		.backend = "rules", .k = 4, .temperature = 0.7,
@@ -101,36 +59,29 @@ parse_options(int argc, char **argv, struct kgen_opts *o)
 		.timeout_ms = 600000, .retries = 4, .backoff_ms = 1000,
 		.max_wait_ms = 60000,
 	};
-	while ((c = getopt_long(argc, argv, "b:k:vh", longopts, NULL)) != -1) {
+	while ((c = opt_next(argc, argv, &cmdline, &arg, &next)) != -1) {
 		switch (c) {
-		case 'b': o->backend = optarg; break;
-		case 'k': o->k = parse_int("candidates", optarg, 1, KGEN_MAX_K); break;
-		case O_TEMP:
-			if (parse_double(optarg, &o->temperature) < 0 ||
-			    o->temperature < 0 || o->temperature > 2)
-				die(EXIT_USAGE, "--temperature: '%s' is not a "
-					"number in [0, 2]", optarg);
-			break;
-		case O_MAXTOK: o->max_tokens = parse_int("max-tokens", optarg, 0, 1 << 24); break;
-		case O_CONNECT: o->connect_timeout_ms = parse_seconds("connect-timeout", optarg, 0.001, 3600); break;
-		case O_TIMEOUT: o->timeout_ms = parse_seconds("timeout", optarg, 0.001, 86400); break;
-		case O_RETRIES: o->retries = parse_int("retries", optarg, 0, 100); break;
-		case O_BACKOFF: o->backoff_ms = parse_seconds("backoff", optarg, 0, 3600); break;
-		case O_MAXWAIT: o->max_wait_ms = parse_seconds("max-wait", optarg, 0, 86400); break;
+		case 'b': o->backend = arg; break;
+		case 'k': o->k = (int)opt_int("--candidates", arg, 1, KGEN_MAX_K); break;
+		case O_TEMP: o->temperature = opt_num("--temperature", arg, 0, 2); break;
+		case O_MAXTOK: o->max_tokens = (int)opt_int("--max-tokens", arg, 0, 1 << 24); break;
+		case O_CONNECT: o->connect_timeout_ms = opt_ms("--connect-timeout", arg, 0.001, 3600); break;
+		case O_TIMEOUT: o->timeout_ms = opt_ms("--timeout", arg, 0.001, 86400); break;
+		case O_RETRIES: o->retries = (int)opt_int("--retries", arg, 0, 100); break;
+		case O_BACKOFF: o->backoff_ms = opt_ms("--backoff", arg, 0, 3600); break;
+		case O_MAXWAIT: o->max_wait_ms = opt_ms("--max-wait", arg, 0, 86400); break;
 		case O_SEED:
-			o->seed = parse_int("seed", optarg, 0, INT32_MAX);
+			o->seed = opt_int("--seed", arg, 0, INT32_MAX);
 			o->has_seed = true;
 			break;
-		case O_TRANSCRIPTS: o->transcripts = optarg; break;
-		case O_PROMPTS: o->prompts = optarg; break;
+		case O_TRANSCRIPTS: o->transcripts = arg; break;
+		case O_PROMPTS: o->prompts = arg; break;
 		case 'v': o->verbose = true; break;
-		case 'h': usage(stdout, EXIT_OK);
-		default: usage(stderr, EXIT_USAGE);
 		}
 	}
-	if (optind != argc) {
-		warnf("unexpected argument '%s' (states come on stdin)", argv[optind]);
-		usage(stderr, EXIT_USAGE);
+	if (next != argc) {
+		warnf("unexpected argument '%s' (states come on stdin)", argv[next]);
+		opt_usage(&cmdline);
 	}
 }
 

@@ -694,19 +694,12 @@ read_template(const char *dir, const char *name, char **text)
 	return *text ? 0 : -1;
 }
 
-/* The folder ../tools/kgen/prompts beside the running executable, as a
- * string the caller frees, or NULL. */
+/* The prompts folder beside the running executable (or installed), as a
+ * string the caller frees. */
 static char *
 exe_prompts_dir(void)
 {
-	char exe[4096], *dir;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	dir = dirname(exe);
-	return xasprintf("%s/../tools/kgen/prompts", dir);
+	return data_dir(NULL, "tools/kgen/prompts", NULL);
 }
 
 void

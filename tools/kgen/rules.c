@@ -44,30 +44,7 @@ cmp_str(const void *a, const void *b)
 char *
 rules_templates_dir(const char *dir)
 {
-	static const char *const up[] = { "/../tools/kgen/templates",
-		"/../../../tools/kgen/templates" };
-	const char *env = getenv("HTAM_TEMPLATES");
-	char exe[PATH_MAX], *slash, *p;
-	ssize_t n;
-	size_t i;
-
-	if (dir)
-		return xstrdup(dir);
-	if (env && *env)
-		return xstrdup(env);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		if ((slash = strrchr(exe, '/')) != NULL)
-			*slash = '\0';
-		for (i = 0; i < LEN(up); i++) {
-			p = xasprintf("%s%s", exe, up[i]);
-			if (access(p, R_OK) == 0)
-				return p;
-			free(p);
-		}
-	}
-	return xstrdup("tools/kgen/templates");
+	return dir ? xstrdup(dir) : data_dir("HTAM_TEMPLATES", "tools/kgen/templates", NULL);
 }
 
 json_t *

@@ -1,7 +1,6 @@
 /* ktask: loads operator tasks from their folders and writes them as
  * records: the start of every pipeline. */
 #include <dirent.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,55 +8,66 @@
 #include "die.h"
 #include "jsonl.h"
 #include "task.h"
+#include "opt.h"
 #include "util.h"
 
-static _Noreturn void
-usage(FILE *f, int code)
-{
-	fprintf(f, "usage: %s [-s] [-r RUN] [-l] [-b FILE] [TASK...]\n"
-		"  TASK             a task folder or id (default: every task of the pack)\n"
-		"  -s, --state      write step-0 state records instead of task records\n"
-		"  -r, --run        the run id of the state records (default \"run\")\n"
-		"  -l, --list       print a table: id, family, bound, floor us, eager us,\n"
-		"                   compile us\n"
-		"  -b, --baselines  a baselines file (bench/torch-baselines.py) whose eager\n"
-		"                   and compile times replace the tasks' baseline_us\n"
-		"                   (default $HTAM_BASELINES; \"\" for none)\n", argv0);
-	exit(code);
-}
+static const struct opt options[] = {
+	{ 's', 's', "state", NULL, "write step-0 state records instead of task records" },
+	{ 'r', 'r', "run", "RUN", "the run id of the state records (default \"run\")" },
+	{ 'l', 'l', "list", NULL, "print a table: id, family, bound, floor us, eager us,\n"
+		"compile us" },
+	{ 'b', 'b', "baselines", "FILE", "a baselines file (bench/torch-baselines.py) whose\n"
+		"eager and compile times replace the tasks' baseline_us\n"
+		"(default $HTAM_BASELINES; \"\" for none)" },
+	{ 0 }
+};
 
+static const struct opts cmdline = {
+	"usage: %s [-s] [-r RUN] [-l] [-b FILE] [TASK...]\n",
+	"  TASK is a task folder or id (default: every task of the pack).\n",
+	options, NULL
+};
+
+/* By task id: the folders' last names. */
 static int
-cmp_str(const void *a, const void *b)
+cmp_ids(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	return strcmp(strrchr(x, '/') + 1, strrchr(y, '/') + 1);
 }
 
-/* Every task id of the pack, sorted: the folders under $HTAM_TASKS or tasks/. */
+/* Every task of the pack, sorted: the task folders in each folder of
+ * task_roots() (the first of a name wins). */
 static char **
 pack_ids(size_t *n)
 {
-	const char *root = getenv("HTAM_TASKS");
+	char *roots = task_roots(), *save = NULL;
 	char **ids = NULL;
 	struct dirent *de;
 	DIR *d;
 
 	*n = 0;
-	if (!root || !*root)
-		root = "tasks";
-	if (!(d = opendir(root)))
-		die(EXIT_USAGE, "%s:", root);
-	while ((de = readdir(d))) {
-		char *f = xasprintf("%s/%s/task.json", root, de->d_name);
-		FILE *probe = de->d_name[0] != '.' ? fopen(f, "r") : NULL;
-		if (probe) {
-			fclose(probe);
-			ids = xrealloc(ids, (*n + 1) * sizeof(*ids));
-			ids[(*n)++] = xasprintf("%s/%s", root, de->d_name);
+	for (char *root = strtok_r(roots, ":", &save); root; root = strtok_r(NULL, ":", &save)) {
+		if (!(d = opendir(root)))
+			die(EXIT_USAGE, "%s:", root);
+		while ((de = readdir(d))) {
+			char *f = xasprintf("%s/%s/task.json", root, de->d_name);
+			FILE *probe = de->d_name[0] != '.' ? fopen(f, "r") : NULL;
+			int dup = 0;
+			for (size_t i = 0; probe && i < *n; i++)
+				dup |= !strcmp(strrchr(ids[i], '/') + 1, de->d_name);
+			if (probe && !dup) {
+				ids = xrealloc(ids, (*n + 1) * sizeof(*ids));
+				ids[(*n)++] = xasprintf("%s/%s", root, de->d_name);
+			}
+			if (probe)
+				fclose(probe);
+			free(f);
 		}
-		free(f);
+		closedir(d);
 	}
-	closedir(d);
-	qsort(ids, *n, sizeof(*ids), cmp_str);
+	free(roots);
+	qsort(ids, *n, sizeof(*ids), cmp_ids);
 	return ids;
 }
 
@@ -166,30 +176,20 @@ print_row(const json_t *task)
 int
 main(int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		{ "state", no_argument, NULL, 's' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "baselines", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *run = "run", *bfile = getenv("HTAM_BASELINES");
+	const char *run = "run", *bfile = getenv("HTAM_BASELINES"), *arg;
 	const char *bfrom = "HTAM_BASELINES=";
 	json_t *baselines = NULL;
-	int state = 0, list = 0, c, failed = 0;
+	int state = 0, list = 0, c, failed = 0, optind;
 	char **names, **pack = NULL, err[1024];
 	size_t n;
 
 	setprogname(argv[0]);
-	while ((c = getopt_long(argc, argv, "sr:lb:h", opts, NULL)) != -1) {
+	while ((c = opt_next(argc, argv, &cmdline, &arg, &optind)) != -1) {
 		switch (c) {
 		case 's': state = 1; break;
-		case 'r': run = optarg; break;
+		case 'r': run = arg; break;
 		case 'l': list = 1; break;
-		case 'b': bfile = optarg; bfrom = "--baselines "; break;
-		case 'h': usage(stdout, EXIT_OK);
-		default: usage(stderr, EXIT_USAGE);
+		case 'b': bfile = arg; bfrom = "--baselines "; break;
 		}
 	}
 	if (!*run)
@@ -210,7 +210,7 @@ main(int argc, char *argv[])
 		json_t *task, *rec;
 
 		if (!dir) {
-			warnf("%s: no such task (no task.json there, under $HTAM_TASKS or tasks/)",
+			warnf("%s: no such task (no task.json there, nor in any folder of $HTAM_TASKS or the pack beside ktask)",
 				names[i]);
 			failed = 1;
 			continue;

@@ -35,6 +35,8 @@ struct options {
  * there, and the parent keeps what arrives, bounded, as the request's
  * bench.printed. No byte a kernel prints reaches the answer channel. */
 #define WORKER_ANSWER_FD 3
+/* Bytes of a request's console output kept in bench.printed. */
+#define CONSOLE_KEEP 4096
 
 /* The worker process's main: serves requests on stdin until its end. */
 int worker_main(int device);
@@ -48,9 +50,9 @@ struct pool {
 	size_t len, cap;
 	json_t *device_json; /* the ready line's device object, or NULL */
 	/* What the worker printed during the request in flight: the first
-	 * sizeof con bytes, and how many there were. */
-	char con[4096];
-	size_t con_len;
+	 * CONSOLE_KEEP bytes, and how many there were. */
+	char *con;
+	size_t con_len, con_cap;
 	long long con_total;
 };
 

@@ -16,6 +16,7 @@
 
 #include "die.h"
 #include "jsonl.h"
+#include "proc.h"
 #include "util.h"
 #include "kbench.h"
 
@@ -35,69 +36,36 @@ bench_verdict(const char *status, const char *reason)
 	return b;
 }
 
-/* Kills (when kill_it) and reaps the worker; describes how it ended. */
+/* Kills (when kill_it) and reaps the worker; describes how it ended. A
+ * worker told to end (its stdin closed) gets 10 s to release the device;
+ * one wedged in the driver is killed then. */
 static void
 worker_end(struct pool *p, int kill_it, char *how, size_t howlen)
 {
 	int st = 0;
 	if (p->pid <= 0)
 		return;
-	if (kill_it)
-		kill(p->pid, SIGKILL);
 	close(p->to_fd);
 	close(p->from_fd);
 	if (p->con_fd >= 0)
 		close(p->con_fd);
 	p->con_fd = -1;
-	/* A worker told to end (its stdin closed) gets 10 s to release the
-	 * device; one wedged in the driver is killed then. */
-	for (double end = now_ms() + 10000; !kill_it; ) {
-		pid_t r = waitpid(p->pid, &st, WNOHANG);
-		if (r == p->pid)
-			goto reaped;
-		if (r < 0 && errno != EINTR)
-			break;
-		if (now_ms() > end) {
-			kill(p->pid, SIGKILL);
-			break;
-		}
-		usleep(10000);
-	}
-	while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
-		;
-reaped:
-	if (how && WIFSIGNALED(st))
-		snprintf(how, howlen, "killed by signal %d (%s)", WTERMSIG(st),
-			strsignal(WTERMSIG(st)));
-	else if (how)
-		snprintf(how, howlen, "exited with status %d", WEXITSTATUS(st));
+	proc_end(p->pid, kill_it, 10000, &st);
+	if (how)
+		proc_describe(st, how, howlen);
 	p->pid = 0;
 	p->len = 0;
 }
 
-/* Reads what the console holds now, keeping the first bytes. Returns 0,
- * or -1 at its end (the worker closed it or died). */
-static int
+/* Reads what the console holds now, keeping its first CONSOLE_KEEP
+ * bytes; at its end (the worker closed it or died) closes it. */
+static void
 console_drain(struct pool *p)
 {
-	char buf[65536];
-	for (;;) {
-		ssize_t n = read(p->con_fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n <= 0) {
-			close(p->con_fd);
-			p->con_fd = -1;
-			return -1;
-		}
-		size_t keep = sizeof p->con - p->con_len;
-		if (keep > (size_t)n)
-			keep = (size_t)n;
-		memcpy(p->con + p->con_len, buf, keep);
-		p->con_len += keep;
-		p->con_total += n;
+	if (proc_read_now(p->con_fd, &p->con, &p->con_len, &p->con_cap, CONSOLE_KEEP,
+	    &p->con_total)) {
+		close(p->con_fd);
+		p->con_fd = -1;
 	}
 }
 
@@ -155,32 +123,17 @@ worker_read(struct pool *p, int64_t ms, const char **why)
 	}
 }
 
-/* A pipe whose two ends are close-on-exec and above the descriptors a
- * worker is given (0, 1, 2 and the answer channel), so that placing them
- * there never overwrites one another. */
-static void
-pipe_high(int fd[2])
-{
-	int raw[2];
-	if (pipe2(raw, O_CLOEXEC) < 0)
-		die(EXIT_FAIL, "pipe:");
-	for (int i = 0; i < 2; i++) {
-		fd[i] = fcntl(raw[i], F_DUPFD_CLOEXEC, WORKER_ANSWER_FD + 1);
-		if (fd[i] < 0)
-			die(EXIT_FAIL, "fcntl:");
-		close(raw[i]);
-	}
-}
-
 /* Starts a worker and waits for its ready line. A machine without driver
  * or device is fatal (exit 69); so is a worker that cannot start. */
 static void
 worker_start(struct pool *p)
 {
 	int to[2], from[2], con[2];
-	pipe_high(to);
-	pipe_high(from);
-	pipe_high(con);
+	/* above the descriptors the worker is given (0, 1, 2 and the answer
+	 * channel), so that placing them there never overwrites one another */
+	proc_pipe(to, WORKER_ANSWER_FD + 1);
+	proc_pipe(from, WORKER_ANSWER_FD + 1);
+	proc_pipe(con, WORKER_ANSWER_FD + 1);
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
@@ -224,22 +177,6 @@ worker_start(struct pool *p)
 	json_decref(hello);
 }
 
-/* Writes all of s to fd; returns 0 or -1 (the worker is gone). */
-static int
-write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Adds what the worker printed during the request to bench, when it
  * printed anything: {"bytes": N, "text": the first bytes as valid UTF-8,
  * "truncated": whether there were more}. */
@@ -248,7 +185,7 @@ printed(json_t *bench, const struct pool *p)
 {
 	if (p->con_total == 0)
 		return;
-	char *text = utf8_clean(p->con, p->con_len);
+	char *text = utf8_clean(p->con ? p->con : "", p->con_len);
 	json_object_set_new(bench, "printed", json_pack("{sI ss sb}", "bytes",
 		(json_int_t)p->con_total, "text", text, "truncated",
 		p->con_total > (long long)p->con_len));
@@ -273,7 +210,7 @@ pool_bench(struct pool *p, const json_t *req, int64_t timeout_s)
 	p->con_total = 0;
 	/* The worker reads whole requests while idle; a write that fails
 	 * means it died, which the read below reports. */
-	(void)write_all(p->to_fd, line, n);
+	(void)proc_write_all(p->to_fd, line, n);
 	free(line);
 	const char *why = NULL;
 	json_t *ans = worker_read(p, timeout_s * 1000, &why);
@@ -329,6 +266,7 @@ pool_close(struct pool *p)
 	if (p->pid > 0)
 		worker_end(p, 0, NULL, 0);
 	free(p->buf);
+	free(p->con);
 	json_decref(p->device_json);
 	memset(p, 0, sizeof *p);
 }

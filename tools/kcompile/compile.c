@@ -17,6 +17,7 @@
 
 #include "codec.h"
 #include "cubin.h"
+#include "proc.h"
 #include "die.h"
 #include "jsonl.h"
 #include "kcompile.h"
@@ -211,17 +212,8 @@ compile_object(const struct toolchain *tc, const json_t *options,
 static void
 write_all(int fd, const void *buf, size_t len)
 {
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(1);
-		p += n;
-		len -= (size_t)n;
-	}
+	if (proc_write_all(fd, buf, len) < 0)
+		_exit(1);
 }
 
 _Noreturn void

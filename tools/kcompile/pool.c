@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "die.h"
+#include "proc.h"
 #include "kcompile.h"
 #include "util.h"
 
@@ -124,8 +125,7 @@ job_reap(struct pool *p, struct job *j)
 
 	close(j->fd);
 	j->fd = -1;
-	while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
-		;
+	proc_reap(j->pid, &status);
 	j->result = compile_reply(p->tc, j->options, j->reply, j->len, status,
 		j->killed, ms, &cacheable);
 	if (cacheable)
@@ -151,29 +151,15 @@ job_kill(struct pool *p, struct job *j)
 static void
 job_read(struct pool *p, struct job *j)
 {
-	for (;;) {
-		ssize_t n;
-		if (j->cap - j->len < 65536) {
-			j->cap = j->cap ? j->cap * 2 : 65536;
-			j->reply = xrealloc(j->reply, j->cap);
-		}
-		n = read(j->fd, j->reply + j->len, j->cap - j->len);
-		if (n > 0) {
-			j->len += (size_t)n;
-			if (j->len > REPLY_MAX) {
-				kill(j->pid, SIGKILL);
-				j->len = 0;    /* reported as "no reply" */
-				job_reap(p, j);
-				return;
-			}
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
+	long long total = (long long)j->len;
+	int ended = proc_read_now(j->fd, &j->reply, &j->len, &j->cap, REPLY_MAX + 1, &total);
+
+	if (total > (long long)REPLY_MAX) {
+		kill(j->pid, SIGKILL);
+		j->len = 0;    /* reported as "no reply" */
+		job_reap(p, j);
+	} else if (ended) {
 		job_reap(p, j);    /* the end, or an error: the child is done */
-		return;
 	}
 }
 
@@ -229,9 +215,8 @@ pool_free(struct pool *p)
 	for (j = p->jobs; j; j = next) {
 		next = j->next;
 		if (j->state == JOB_RUNNING) {
-			kill(j->pid, SIGKILL);
 			close(j->fd);
-			waitpid(j->pid, NULL, 0);
+			proc_end(j->pid, 1, 0, NULL);
 		}
 		job_free(j);
 	}

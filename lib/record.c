@@ -24,6 +24,28 @@ outcome_parse(const char *s, enum outcome *o)
 	return -1;
 }
 
+const char *
+record_run(const json_t *rec)
+{
+	const char *s = json_string_value(json_object_get(rec, "run"));
+
+	return s ? s : "";
+}
+
+const char *
+record_task_id(const json_t *rec)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(rec, "task"), "id"));
+
+	return s ? s : "";
+}
+
+int64_t
+record_step(const json_t *rec)
+{
+	return json_integer_value(json_object_get(rec, "step"));
+}
+
 static const char *const bounds[] = { "memory", "compute", "latency", NULL };
 
 /* A knob's value: an integer or a short word (kcompile's rule). */

@@ -10,6 +10,7 @@
 #define HTAM_RECORD_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 /* What a candidate came to, from generation to the bench (docs/memory.md). */
@@ -22,6 +23,12 @@ enum outcome {
 extern const char *const outcome_names[OUT_COUNT + 1];
 /* The outcome named s. Returns 0, or -1 for NULL or any other string. */
 int outcome_parse(const char *s, enum outcome *o);
+
+/* A record's run, its task's id ("" when missing: a stage that checked
+ * the record with record_state knows they are there) and its step. */
+const char *record_run(const json_t *rec);
+const char *record_task_id(const json_t *rec);
+int64_t record_step(const json_t *rec);
 
 /* A member's type. K_EXPR is a size expression (an integer, or a string
  * lib/expr.h evaluates); K_MAP is an object whose members all match sub. */

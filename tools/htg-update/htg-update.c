@@ -73,31 +73,27 @@ outcome_of(const json_t *rec, const char **why)
 	const json_t *comp = json_object_get(rec, "compile");
 	const json_t *bench = json_object_get(rec, "bench");
 	const char *s;
-
-	static const char *const statuses[] = { "ok", "incorrect", "compile_error",
-		"gen_error", "timeout", "crash", "rejected", NULL };
+	enum outcome o;
 
 	*why = NULL;
 	if ((s = json_string_value(json_object_get(bench, "status")))) {
 		*why = json_string_value(json_object_get(bench, "reason"));
-		for (int i = 0; statuses[i]; i++)
-			if (strcmp(s, statuses[i]) == 0)
-				return statuses[i];
-		return NULL;
+		return outcome_parse(s, &o) == 0 ? outcome_names[o] : NULL;
 	}
 	if ((s = json_string_value(json_object_get(cand, "status"))) &&
-	    strcmp(s, "gen_error") == 0) {
+	    strcmp(s, outcome_names[OUT_GEN_ERROR]) == 0) {
 		*why = json_string_value(json_object_get(cand, "reason"));
-		return "gen_error";
+		return outcome_names[OUT_GEN_ERROR];
 	}
+	/* kcompile's statuses, as the outcomes they are */
 	if ((s = json_string_value(json_object_get(comp, "status")))) {
 		*why = json_string_value(json_object_get(comp, "reason"));
 		if (strcmp(s, "error") == 0)
-			return "compile_error";
+			return outcome_names[OUT_COMPILE_ERROR];
 		if (strcmp(s, "timeout") == 0)
-			return "timeout";
+			return outcome_names[OUT_TIMEOUT];
 		if (strcmp(s, "refused") == 0)
-			return "rejected";
+			return outcome_names[OUT_REJECTED];
 	}
 	return NULL;
 }
@@ -341,7 +337,7 @@ failures_of(const struct cand *cands, const struct group *g)
 		if (json_object_get(bench, "first_mismatch"))
 			json_object_set(f, "first_mismatch",
 				json_object_get(bench, "first_mismatch"));
-		if (log && *log && strcmp(c->outcome, "compile_error") == 0) {
+		if (log && *log && strcmp(c->outcome, outcome_names[OUT_COMPILE_ERROR]) == 0) {
 			size_t n = strlen(log);
 			json_object_set_new(f, "log", json_string(n > FAILURE_LOG_MAX ?
 				log + n - FAILURE_LOG_MAX : log));

@@ -102,7 +102,7 @@ judge_offline(const json_t *rec, long line)
 	if (json_is_object(cand)) {
 		const char *st = json_string_value(json_object_get(cand, "status"));
 		if (st && !strcmp(st, "gen_error"))
-			return bench_verdict("gen_error",
+			return bench_verdict(OUT_GEN_ERROR,
 				json_string_value(json_object_get(cand, "reason")));
 	}
 	const json_t *comp = json_object_get(rec, "compile");
@@ -118,7 +118,7 @@ judge_offline(const json_t *rec, long line)
 		const char *why = json_string_value(json_object_get(comp, "reason"));
 		if (!why)
 			why = json_string_value(json_object_get(comp, "status"));
-		return bench_verdict("compile_error", why ? why : "did not compile");
+		return bench_verdict(OUT_COMPILE_ERROR, why ? why : "did not compile");
 	}
 	const json_t *rcomp = json_object_get(comp, "reference");
 	const char *rcubin = json_string_value(json_object_get(rcomp, "cubin"));
@@ -130,7 +130,7 @@ judge_offline(const json_t *rec, long line)
 		char msg[600];
 		snprintf(msg, sizeof(msg), "the task's reference did not compile (%s%s%s)",
 			st ? st : "error", why ? ": " : "", why ? why : "");
-		return bench_verdict("compile_error", msg);
+		return bench_verdict(OUT_COMPILE_ERROR, msg);
 	}
 	if (!rcubin)
 		die_line(EXIT_DATAERR, line, "task \"%s\": no compile.reference.cubin", tid);
@@ -153,7 +153,7 @@ judge_offline(const json_t *rec, long line)
 			"cubin")), err, sizeof err);
 		if (bad < 0) {
 			char *r = xasprintf("%s%s", bad == -1 ? "launch plan: " : "", err);
-			json_t *b = bench_verdict("rejected", r);
+			json_t *b = bench_verdict(OUT_REJECTED, r);
 			free(r);
 			return b;
 		}

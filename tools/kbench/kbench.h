@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include "record.h"
 
 /* Command-line settings; the parent sends them with every request. */
 struct options {
@@ -72,7 +73,7 @@ const json_t *pool_probe(struct pool *p);
 void pool_close(struct pool *p);
 
 /* A bench object {"status": status, "reason": reason}. */
-json_t *bench_verdict(const char *status, const char *reason);
+json_t *bench_verdict(enum outcome status, const char *reason);
 
 /* Adds to bench, when it holds time_us.median, vs_eager and vs_compile:
  * the task's baseline_us.eager and .compile (PyTorch's times) over the

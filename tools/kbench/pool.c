@@ -27,10 +27,10 @@ extern char **environ;
 #define START_DEADLINE_MS 120000
 
 json_t *
-bench_verdict(const char *status, const char *reason)
+bench_verdict(enum outcome status, const char *reason)
 {
 	json_t *b = json_object();
-	json_object_set_new(b, "status", json_string(status));
+	json_object_set_new(b, "status", json_string(outcome_names[status]));
 	if (reason)
 		json_object_set_new(b, "reason", json_text(reason));
 	return b;
@@ -233,12 +233,12 @@ pool_bench(struct pool *p, const json_t *req, int64_t timeout_s)
 		worker_end(p, 1, how, sizeof how);
 		snprintf(reason, sizeof reason, "no answer within %lld s: the worker "
 			"was killed and replaced", (long long)timeout_s);
-		b = bench_verdict("timeout", reason);
+		b = bench_verdict(OUT_TIMEOUT, reason);
 	} else {
 		worker_end(p, 1, how, sizeof how);
 		snprintf(reason, sizeof reason, "the worker died (%s) while running the "
 			"candidate; replaced", how);
-		b = bench_verdict("crash", reason);
+		b = bench_verdict(OUT_CRASH, reason);
 	}
 	printed(b, p);
 	return b;

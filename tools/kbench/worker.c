@@ -19,6 +19,7 @@
 #include "die.h"
 #include "expr.h"
 #include "jsonl.h"
+#include "record.h"
 #include "task.h"
 #include "util.h"
 #include "gpu.h"
@@ -109,7 +110,8 @@ static struct {
 static unsigned long long mask_key;
 
 struct verdict {
-	const char *status;
+	int set;             /* a verdict was given: status holds it */
+	enum outcome status;
 	char reason[1024];
 	int fatal;
 	json_t *mismatch;
@@ -127,12 +129,13 @@ static int cur_k = -1;
 static int64_t cur_seed = -1;
 
 static int
-verdict(struct verdict *v, const char *status, int fatal, const char *fmt, ...)
+verdict(struct verdict *v, enum outcome status, int fatal, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(v->reason, sizeof v->reason, fmt, ap);
 	va_end(ap);
+	v->set = 1;
 	v->status = status;
 	v->fatal = fatal;
 	return -1;
@@ -144,8 +147,8 @@ static int
 gpu_failed(int r, struct verdict *v)
 {
 	if (r == -2)
-		return verdict(v, "rejected", 0, "%s", gpu_err);
-	return verdict(v, "crash", 1, "%s", gpu_err);
+		return verdict(v, OUT_REJECTED, 0, "%s", gpu_err);
+	return verdict(v, OUT_CRASH, 1, "%s", gpu_err);
 }
 
 #define GPU(call) do { int r_ = (call); if (r_ < 0) return gpu_failed(r_, v); } while (0)
@@ -244,16 +247,16 @@ plan_ready(struct kplan *kp, const json_t *plan, const json_t *defines, int k,
 	char err[512];
 	json_t *vars = plan_vars(T.s[k].sizes, defines, err, sizeof err);
 	if (!vars)
-		return verdict(v, "rejected", 0, "%s launch plan: %s", who, err);
+		return verdict(v, OUT_REJECTED, 0, "%s launch plan: %s", who, err);
 	int r = plan_eval(plan, T.task, vars, &kp->p, err, sizeof err);
 	json_decref(vars);
 	if (r < 0)
-		return verdict(v, "rejected", 0, "%s launch plan: %s", who, err);
+		return verdict(v, OUT_REJECTED, 0, "%s launch plan: %s", who, err);
 	r = kplan_ready(kp, mod, err, sizeof err);
 	if (r != 0)
 		kplan_free(kp);
 	if (r == 1)
-		return verdict(v, "rejected", 0, "%s: %s", who, err);
+		return verdict(v, OUT_REJECTED, 0, "%s: %s", who, err);
 	GPU(r);
 	return 0;
 }
@@ -306,7 +309,7 @@ task_setup(const json_t *task, const char *ref_cubin, struct verdict *v)
 				struct tensor *x = &s->t[s->nt];
 				if (s->nt == MAXT) {
 					json_decref(sizes);
-					return verdict(v, "rejected", 0, "more than %d tensors", MAXT);
+					return verdict(v, OUT_REJECTED, 0, "more than %d tensors", MAXT);
 				}
 				x->spec = t;
 				x->name = json_string_value(json_object_get(t, "name"));
@@ -328,7 +331,7 @@ task_setup(const json_t *task, const char *ref_cubin, struct verdict *v)
 	json_decref(sizes);
 	if (load_cubin(ref_cubin, &T.refmod, NULL, NULL, err, sizeof err) < 0) {
 		T.refmod = NULL;
-		return verdict(v, "rejected", 0, "reference: %s", err);
+		return verdict(v, OUT_REJECTED, 0, "reference: %s", err);
 	}
 	const json_t *plan = json_object_get(json_object_get(T.task, "reference"), "launch");
 	for (int k = 0; k < T.n; k++)
@@ -381,7 +384,7 @@ run_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poison
 	if (e != CUDA_SUCCESS) {
 		char sz[256];
 		sizes_text(s->sizes, sz, sizeof sz);
-		return verdict(v, "crash", 1, "%s's kernels failed at%s: %s",
+		return verdict(v, OUT_CRASH, 1, "%s's kernels failed at%s: %s",
 			kp == &s->ref ? "the reference" : "the candidate", sz, cudrv_strerror(e));
 	}
 	return 0;
@@ -425,7 +428,7 @@ fill_input(struct sizeset *s, int i, int64_t seed, struct verdict *v)
 	} else {
 		if (expr_eval_json(json_object_get(init, "low"), s->sizes, &lo, err, sizeof err) < 0
 			|| expr_eval_json(json_object_get(init, "high"), s->sizes, &hi, err, sizeof err) < 0)
-			return verdict(v, "rejected", 0, "input %s: init: %s", x->name, err);
+			return verdict(v, OUT_REJECTED, 0, "input %s: init: %s", x->name, err);
 		a = (double)lo;
 		b = (double)hi;
 	}
@@ -495,7 +498,7 @@ ref_outputs(struct sizeset *s, int64_t seed, const unsigned long long *sum0,
 	}
 	if ((bad = changed_input(s, sum0, sum1)) >= 0) {
 		refout_free(r);
-		verdict(v, "rejected", 0, "the task's reference changed its input %s",
+		verdict(v, OUT_REJECTED, 0, "the task's reference changed its input %s",
 			s->t[bad].name);
 		return NULL;
 	}
@@ -607,7 +610,7 @@ compare(struct sizeset *s, struct refout *r, int64_t seed, unsigned poison,
 			json_t *got = element(x->buf.ptr, x->dt, (int64_t)st.first_bad, 0);
 			json_t *want = element(r->out[i].ptr, x->dt, (int64_t)st.first_bad, r->key);
 			char *g = json_dumps(got, JSON_ENCODE_ANY), *w = json_dumps(want, JSON_ENCODE_ANY);
-			verdict(v, "incorrect", 0, "output %s at%s, seed %lld: %llu of %lld "
+			verdict(v, OUT_INCORRECT, 0, "output %s at%s, seed %lld: %llu of %lld "
 				"elements wrong; first at index %llu: got %s, want %s%s", x->name,
 				sz, (long long)seed, st.bad, (long long)x->count, st.first_bad,
 				g, w, poison == POISON_A && json_is_string(got) && !strcmp(
@@ -621,7 +624,7 @@ compare(struct sizeset *s, struct refout *r, int64_t seed, unsigned poison,
 			return -1;
 		}
 		if (l2 > T.rel_l2)
-			return verdict(v, "incorrect", 0, "output %s at%s, seed %lld: relative "
+			return verdict(v, OUT_INCORRECT, 0, "output %s at%s, seed %lld: relative "
 				"L2 error %.3g exceeds the tolerance %.3g", x->name, sz,
 				(long long)seed, l2, T.rel_l2);
 	}
@@ -718,12 +721,12 @@ trial(struct cand *c, int k, int64_t seed, const json_t *req, struct acc *acc,
 			|| checksums(s, sum1, v) < 0)
 			return -1;
 		if ((bad = changed_input(s, sum0, sum1)) >= 0)
-			return verdict(v, "incorrect", 0, "changed its input %s (at%s, seed %lld)",
+			return verdict(v, OUT_INCORRECT, 0, "changed its input %s (at%s, seed %lld)",
 				s->t[bad].name, sz, (long long)seed);
 		for (int i = 0; i < s->nt; i++) {
 			GPU(dbuf_guards(&s->t[i].buf, &guard));
 			if (guard)
-				return verdict(v, "incorrect", 0, "wrote out of bounds: %llu words "
+				return verdict(v, OUT_INCORRECT, 0, "wrote out of bounds: %llu words "
 					"of the guard zones around %s changed (at%s, seed %lld)", guard,
 					s->t[i].name, sz, (long long)seed);
 		}
@@ -816,19 +819,19 @@ timed_check(struct cand *c, int rep, int64_t seed, const unsigned long long *bef
 	sizes_text(s->sizes, sz, sizeof sz);
 	CUresult e = cu.cuStreamSynchronize(G.stream);
 	if (e != CUDA_SUCCESS)
-		return verdict(v, "crash", 1, "the candidate's kernels failed in timed run "
+		return verdict(v, OUT_CRASH, 1, "the candidate's kernels failed in timed run "
 			"%d at%s: %s", rep + 1, sz, cudrv_strerror(e));
 	for (int i = 0; i < s->nt; i++) {
 		GPU(dbuf_guards(&s->t[i].buf, &guard));
 		if (guard)
-			return verdict(v, "incorrect", 0, "wrote out of bounds in timed run %d: "
+			return verdict(v, OUT_INCORRECT, 0, "wrote out of bounds in timed run %d: "
 				"%llu words of the guard zones around %s changed (at%s)", rep + 1,
 				guard, s->t[i].name, sz);
 	}
 	if (checksums(s, after, v) < 0)
 		return -1;
 	if ((bad = changed_input(s, before, after)) >= 0)
-		return verdict(v, "incorrect", 0, "changed its input %s in timed run %d (at%s)",
+		return verdict(v, OUT_INCORRECT, 0, "changed its input %s in timed run %d (at%s)",
 			s->t[bad].name, rep + 1, sz);
 	for (int i = 0; i < s->nt; i++)
 		if (!s->t[i].input && !r->out[i].base)
@@ -880,7 +883,7 @@ timed_run(struct kplan *kp, struct cand *c, int rep, int64_t seed, int check,
 	GPU(gpu_flush_l2());
 	if (cu.cuEventRecord(ev[0], G.stream) != CUDA_SUCCESS || kplan_launch(kp, b, nb) < 0
 		|| cu.cuEventRecord(ev[1], G.stream) != CUDA_SUCCESS)
-		return verdict(v, "crash", 1, "while timing: %s", gpu_err[0] ? gpu_err
+		return verdict(v, OUT_CRASH, 1, "while timing: %s", gpu_err[0] ? gpu_err
 			: "a CUDA call failed");
 	return check ? timed_check(c, rep, seed, before, acc, v) : 0;
 }
@@ -911,7 +914,7 @@ time_plan(struct kplan *kp, struct cand *c, const json_t *opts, struct timing *t
 	double prev = 0, t0 = now_ms(), t_checks = acc->ms_timed_checks;
 	for (int i = 0; i < 2 * BATCH; i++)
 		if (cu.cuEventCreate(&ev[i], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
-			verdict(v, "crash", 1, "while timing: cannot create events");
+			verdict(v, OUT_CRASH, 1, "while timing: cannot create events");
 			goto out;
 		}
 	if (run_plan(kp, s, NULL, POISON_A, c && P.restore ? &c->ms : NULL, v) < 0)
@@ -928,13 +931,13 @@ time_plan(struct kplan *kp, struct cand *c, const json_t *opts, struct timing *t
 		}
 		CUresult e = cu.cuEventSynchronize(ev[2 * batch - 1]);
 		if (e != CUDA_SUCCESS) {
-			verdict(v, "crash", 1, "while timing: %s", cudrv_strerror(e));
+			verdict(v, OUT_CRASH, 1, "while timing: %s", cudrv_strerror(e));
 			goto out;
 		}
 		for (int r = 0; r < batch; r++) {
 			float ms;
 			if (cu.cuEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]) != CUDA_SUCCESS) {
-				verdict(v, "crash", 1, "while timing: cannot read the events");
+				verdict(v, OUT_CRASH, 1, "while timing: cannot read the events");
 				goto out;
 			}
 			t[n++] = ms * 1e3;
@@ -977,16 +980,16 @@ bench(const json_t *req, struct cand *c, struct acc *acc, struct timing *tm,
 		req, "ref_cubin")), v) < 0)
 		return -1;
 	if (T.n > 32)
-		return verdict(v, "rejected", 0, "more than 32 size sets");
+		return verdict(v, OUT_REJECTED, 0, "more than 32 size sets");
 	if (load_cubin(json_string_value(json_object_get(req, "cubin")), &c->mod, &bin,
 		&len, why, sizeof why) < 0) {
 		c->mod = NULL;
-		return verdict(v, "rejected", 0, "%s", why);
+		return verdict(v, OUT_REJECTED, 0, "%s", why);
 	}
 	int r = P.restore ? modstate_take(&c->ms, c->mod, bin, len, why, sizeof why) : 0;
 	free(bin);
 	if (r == 1)
-		return verdict(v, "rejected", 0, "%s", why);
+		return verdict(v, OUT_REJECTED, 0, "%s", why);
 	GPU(r);
 	c->secret = random64();
 	acc->ms_setup += now_ms() - t0;
@@ -1061,13 +1064,13 @@ serve(const json_t *req, int *fatal)
 		json_object_set_new(b, "floor_us", json_real(floor));
 		json_object_set_new(b, "floor_fraction", json_real(floor / tm.median));
 		if (tm.median < FLOOR_SLACK * bound)
-			verdict(&v, "rejected", 0, "time below the physical bound: impossible "
+			verdict(&v, OUT_REJECTED, 0, "time below the physical bound: impossible "
 				"(median %.2f us, bound %.2f us from %lld bytes at the copy bandwidth "
 				"and %lld flops at the tensor-core rate)",
 				tm.median, bound, (long long)s->bytes, (long long)s->flops);
 	}
-	if (v.status) {
-		json_object_set_new(b, "status", json_string(v.status));
+	if (v.set) {
+		json_object_set_new(b, "status", json_string(outcome_names[v.status]));
 		/* A reason cut at its buffer's end may end inside a character. */
 		char *why = utf8_clean(v.reason, strlen(v.reason));
 		json_object_set_new(b, "reason", json_string(why));

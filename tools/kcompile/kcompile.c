@@ -17,6 +17,7 @@
 #include "plan.h"
 #include "task.h"
 #include "opt.h"
+#include "record.h"
 #include "util.h"
 
 /* One of the two compiles of a record: the candidate's or the reference's. */
@@ -68,14 +69,15 @@ static int
 is_gen_error(const json_t *cand)
 {
 	const json_t *status = json_object_get(cand, "status");
+	enum outcome o;
 
-	return json_is_string(status) && strcmp(json_string_value(status), "gen_error") == 0;
+	return outcome_parse(json_string_value(status), &o) == 0 && o == OUT_GEN_ERROR;
 }
 
 /* Checks what kcompile needs of a record, beyond what it compiles: a
  * missing or mistyped member is bad input, not a failed candidate. */
 static int
-record_check(const json_t *rec, char *err, size_t errlen)
+input_check(const json_t *rec, char *err, size_t errlen)
 {
 	const json_t *task = json_object_get(rec, "task");
 	const json_t *cand = json_object_get(rec, "candidate"), *defines;
@@ -155,7 +157,7 @@ read_record(struct run *r)
 		r->in_done = 1;
 		return;
 	}
-	if (record_check(rec, err, sizeof(err)) < 0) {
+	if (input_check(rec, err, sizeof(err)) < 0) {
 		snprintf(r->err, sizeof(r->err), "line %ld: %s", jsonl_line(r->jl), err);
 		json_decref(rec);
 		r->in_done = 1;

@@ -20,6 +20,7 @@
 
 #include "jsonl.h"
 #include "plan.h"
+#include "record.h"
 #include "util.h"
 #include "kgen.h"
 
@@ -43,7 +44,8 @@ gen_error(const char *fmt, ...)
 	vsnprintf(reason, sizeof reason, fmt, ap);
 	va_end(ap);
 	/* json_text: the reason may be cut inside a character, or quote bad bytes */
-	return json_pack("{s:s, s:o}", "status", "gen_error", "reason", json_text(reason));
+	return json_pack("{s:s, s:o}", "status", outcome_names[OUT_GEN_ERROR],
+		"reason", json_text(reason));
 }
 
 /* The line after p (or the end of text). */

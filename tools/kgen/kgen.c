@@ -150,9 +150,9 @@ candidate_finish(json_t *c, const json_t *state, int index)
 
 	if (json_object_get(c, "status"))
 		key = json_pack("{s:O, s:s, s:s, s:I, s:i}", "gen_error",
-			json_object_get(c, "reason"), "run", state_run(state),
-			"task", state_task_id(state), "step",
-			(json_int_t)state_step(state), "index", index);
+			json_object_get(c, "reason"), "run", record_run(state),
+			"task", record_task_id(state), "step",
+			(json_int_t)record_step(state), "index", index);
 	else
 		key = json_pack("{s:O, s:O, s:O}", "source",
 			json_object_get(c, "source"), "defines",
@@ -191,8 +191,8 @@ report_unusable(const json_t *state, long line, json_t **cands, int k)
 	gen = json_string_value(json_object_get(cands[k - 1], "generator"));
 	reason = json_string_value(json_object_get(cands[k - 1], "reason"));
 	warn_line(line, "task \"%s\" step %lld: %s gave nothing usable for "
-		"any of the %d candidates; the last: %s", state_task_id(state),
-		(long long)state_step(state), gen ? gen : "the generator", k,
+		"any of the %d candidates; the last: %s", record_task_id(state),
+		(long long)record_step(state), gen ? gen : "the generator", k,
 		reason ? reason : "(no reason)");
 }
 
@@ -211,8 +211,8 @@ report_progress(const json_t *state, long line, json_t **cands, int k,
 		completion += json_integer_value(json_object_get(u, "completion_tokens"));
 	}
 	warn_line(line, "task \"%s\" step %lld: %d of %d candidates usable, "
-		"%lld + %lld tokens, %.1f s", state_task_id(state),
-		(long long)state_step(state), usable, k, (long long)prompt,
+		"%lld + %lld tokens, %.1f s", record_task_id(state),
+		(long long)record_step(state), usable, k, (long long)prompt,
 		(long long)completion, (now_ms() - start_ms) / 1000);
 }
 

@@ -107,9 +107,7 @@ void transcript_write(const char *dir, const char *name, const json_t *rec);
 /* SHA-256 of the canonical JSON of a messages array: what replay matches. */
 void prompt_sha256(const json_t *messages, char hex[65]);
 
-/* The state's run, task id and step, for names and messages. */
-const char *state_run(const json_t *state);
-const char *state_task_id(const json_t *state);
-int64_t state_step(const json_t *state);
+/* The state's run, task id and step: record_run, record_task_id and
+ * record_step of lib/record.h. */
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "die.h"
 #include "jsonl.h"
+#include "record.h"
 #include "util.h"
 #include "kgen.h"
 
@@ -282,7 +283,7 @@ error_words(const char *body)
 }
 
 /* What one attempt came to. */
-struct outcome {
+struct attempt {
 	long http;
 	int retry;          /* worth another attempt */
 	char error[KGEN_REASON_MAX]; /* empty: an answer came */
@@ -293,7 +294,7 @@ struct outcome {
 
 /* Reads the finished transfer of r into out. */
 static void
-read_outcome(struct request *r, CURLcode rc, struct outcome *out)
+read_outcome(struct request *r, CURLcode rc, struct attempt *out)
 {
 	const json_t *choice, *msg, *u;
 	json_error_t jerr;
@@ -400,7 +401,7 @@ retry_delay(struct request *r)
 
 /* Keeps the attempt in the transcripts folder, if there is one. */
 static void
-keep_transcript(struct request *r, const struct outcome *out, int final,
+keep_transcript(struct request *r, const struct attempt *out, int final,
 	int64_t latency, int64_t delay)
 {
 	json_t *rec;
@@ -409,8 +410,8 @@ keep_transcript(struct request *r, const struct outcome *out, int final,
 	if (r->l->o->transcripts == NULL)
 		return;
 	rec = json_pack("{s:s, s:s, s:I, s:i, s:i, s:b, s:s, s:s, s:O}",
-		"run", state_run(r->state), "task", state_task_id(r->state),
-		"step", (json_int_t)state_step(r->state), "candidate", r->index,
+		"run", record_run(r->state), "task", record_task_id(r->state),
+		"step", (json_int_t)record_step(r->state), "candidate", r->index,
 		"attempt", r->attempt, "final", final, "model", r->l->model,
 		"prompt_sha256", r->sha, "request", r->payload);
 	json_object_set_new(rec, "http_status", out->http ?
@@ -458,7 +459,7 @@ llm_candidate(json_t *c, const char *model, const json_t *state, int index,
 static void
 request_done(struct request *r, CURLcode rc)
 {
-	struct outcome out;
+	struct attempt out;
 	int64_t latency = (int64_t)(now_ms() - r->start_ms + 0.5), delay = 0;
 	int final;
 	char *scrubbed;

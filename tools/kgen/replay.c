@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "die.h"
+#include "record.h"
 #include "util.h"
 #include "kgen.h"
 
@@ -89,9 +90,9 @@ same_place(const json_t *t, const json_t *state, int index)
 	const char *run = json_string_value(json_object_get(t, "run"));
 	const char *task = json_string_value(json_object_get(t, "task"));
 
-	return run && task && strcmp(run, state_run(state)) == 0 &&
-		strcmp(task, state_task_id(state)) == 0 &&
-		json_integer_value(json_object_get(t, "step")) == state_step(state) &&
+	return run && task && strcmp(run, record_run(state)) == 0 &&
+		strcmp(task, record_task_id(state)) == 0 &&
+		json_integer_value(json_object_get(t, "step")) == record_step(state) &&
 		json_integer_value(json_object_get(t, "candidate")) == index;
 }
 

@@ -8,34 +8,9 @@
 
 #include "codec.h"
 #include "die.h"
+#include "record.h"
 #include "util.h"
 #include "kgen.h"
-
-/* The state's run id ("" if missing: state_check has ruled that out). */
-const char *
-state_run(const json_t *state)
-{
-	const char *s = json_string_value(json_object_get(state, "run"));
-
-	return s ? s : "";
-}
-
-/* The state's task id. */
-const char *
-state_task_id(const json_t *state)
-{
-	const char *s = json_string_value(json_object_get(
-		json_object_get(state, "task"), "id"));
-
-	return s ? s : "";
-}
-
-/* The state's step number. */
-int64_t
-state_step(const json_t *state)
-{
-	return json_integer_value(json_object_get(state, "step"));
-}
 
 /* Appends s to buf (of size n, holding len bytes) with every character
  * that is not a letter, digit, '_' or '.' written as '_', so a run id
@@ -59,11 +34,11 @@ transcript_name(const json_t *state, int index, int attempt)
 	char buf[512];
 	size_t len = 0;
 
-	len = append_safe(buf, 200, len, state_run(state));
+	len = append_safe(buf, 200, len, record_run(state));
 	buf[len++] = '-';
-	len = append_safe(buf, 400, len, state_task_id(state));
+	len = append_safe(buf, 400, len, record_task_id(state));
 	snprintf(buf + len, sizeof buf - len, "-s%lld-c%d-a%d.json",
-		(long long)state_step(state), index, attempt);
+		(long long)record_step(state), index, attempt);
 	return xstrdup(buf);
 }
 

@@ -61,12 +61,16 @@ $(BIN)/$(1): $(patsubst %,$(O)/%.o,$(basename $(wildcard tools/$(1)/*.c tools/$(
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 
-# Unit tests (cmocka), one program per tests/unit/*.c.
+.SECONDEXPANSION:
+# Unit tests (cmocka), one program per tests/unit/*.c, each linked with
+# the objects of the tool it tests (UNITOBJ_name) and the library.
 UNITS := $(basename $(notdir $(wildcard tests/unit/*.c)))
-$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIBA)
+UNITOBJ_rules := $(O)/tools/kgen/family.o $(O)/tools/kgen/render.o $(O)/tools/kgen/rules.o
+UNITOBJ_baseline := $(O)/tools/kbench/baseline.o
+$(O)/tests/unit/%.o: CPPFLAGS += -Itools/kgen -Itools/kbench
+$(O)/tests/unit/%: $(O)/tests/unit/%.o $$(UNITOBJ_$$*) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
-.SECONDEXPANSION:
 # Fuzz targets (tests/fuzz/*.c but the driver), each with the tool objects
 # it exercises. Under make test each runs over its committed corpus through
 # tests/fuzz/driver.c; make fuzz builds them with libFuzzer (clang) and

@@ -1,8 +1,9 @@
 /* Unit tests of kbench's speedups over PyTorch (tools/kbench/baseline.c):
  * vs_eager and vs_compile from a bench's median and the task's
- * baseline_us. The Makefile links a unit program with the library alone,
- * so the file, which lives in kbench's folder, is included here. */
-#include "../../tools/kbench/baseline.c"
+ * baseline_us. The Makefile links it with kbench's baseline.o. */
+#include <jansson.h>
+
+#include "kbench.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -12,10 +12,20 @@
  *                                          one a line: {"task": TASKDIR,
  *                                          "variant": V, "knobs": {...}}
  *
- * The Makefile links a unit program with the library alone, so rules.c,
- * which lives in kgen's folder, is compiled into this program by including
- * it: its static functions are then in reach of the tests too. */
-#include "../../tools/kgen/rules.c"
+ * The Makefile links it with the rules generator's objects (family.o,
+ * render.o, rules.o) and the library; it uses their interface, rules.h. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "die.h"
+#include "jsonl.h"
+#include "task.h"
+#include "util.h"
+#include "rules.h"
 
 #include <setjmp.h>
 #include <stddef.h>
@@ -529,7 +539,7 @@ load_pair(const char *templates, const char *dir, json_t **fam)
 		die(EXIT_DATAERR, "%s", err);
 	*fam = rules_family_load(templates, json_string_value(json_object_get(task,
 		"family")), err, sizeof(err));
-	if (*fam && spec_check(*fam, task, err, sizeof(err)) < 0)
+	if (*fam && rules_spec_check(*fam, task, err, sizeof(err)) < 0)
 		die(EXIT_DATAERR, "%s", err);
 	if (!*fam)
 		warnf("%s: %s", dir, err);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "die.h"
+#include "template.h"
 #include "util.h"
 #include "kgen.h"
 
@@ -640,6 +641,33 @@ static const struct {
 	{ "candidate.count", fill_candidate_count },
 };
 
+struct fill_ctx {
+	const struct ctx *c;   /* NULL: only check the names */
+	struct buf part;
+};
+
+/* template_value_fn: placeholder name filled from the record. */
+static char *
+fill_value(void *ctx, const char *name, char *err, size_t errlen)
+{
+	struct fill_ctx *f = ctx;
+	size_t i;
+
+	for (i = 0; i < LEN(placeholders); i++)
+		if (strcmp(placeholders[i].name, name) == 0)
+			break;
+	if (i == LEN(placeholders)) {
+		errf(err, errlen, "unknown placeholder {{%s}} (see kgen(1) for the list)", name);
+		return NULL;
+	}
+	if (!f->c)
+		return xstrdup("");
+	f->part.len = 0;
+	buf_puts(&f->part, "");
+	placeholders[i].fill(&f->part, f->c);
+	return xstrdup(f->part.s);
+}
+
 /* Expands template (from file, for messages) into out, filling each
  * {{name}} from c. With c NULL it only checks the placeholders, dying
  * (exit 2) at the first unknown or unclosed one. */
@@ -647,40 +675,16 @@ static void
 expand(const char *template, const char *file, const struct ctx *c,
 	struct buf *out)
 {
-	const char *p = template, *open, *close, *a, *z;
-	struct buf part = {0};
-	size_t i;
+	struct fill_ctx f = { c, {0} };
+	char err[256], *text;
+	size_t at = 0;
 
-	while ((open = strstr(p, "{{")) != NULL) {
-		long line = 1;
-		for (a = template; a < open; a++)
-			line += *a == '\n';
-		buf_add(out, p, (size_t)(open - p));
-		if ((close = strstr(open + 2, "}}")) == NULL)
-			die(EXIT_USAGE, "%s: line %ld: '{{' is not closed by '}}'",
-				file, line);
-		for (a = open + 2; a < close && *a == ' '; a++)
-			;
-		for (z = close; z > a && z[-1] == ' '; z--)
-			;
-		for (i = 0; i < LEN(placeholders); i++)
-			if (strlen(placeholders[i].name) == (size_t)(z - a) &&
-			    strncmp(placeholders[i].name, a, (size_t)(z - a)) == 0)
-				break;
-		if (i == LEN(placeholders))
-			die(EXIT_USAGE, "%s: line %ld: unknown placeholder "
-				"{{%.*s}} (see kgen(1) for the list)", file, line,
-				(int)(z - a), a);
-		if (c) {
-			part.len = 0;
-			buf_puts(&part, "");
-			placeholders[i].fill(&part, c);
-			buf_add(out, part.s, part.len);
-		}
-		p = close + 2;
-	}
-	buf_puts(out, p);
-	free(part.s);
+	if (!(text = template_expand(template, fill_value, &f, TEMPLATE_STRICT, err,
+	    sizeof err, &at)))
+		die(EXIT_USAGE, "%s: line %ld: %s", file, template_line(template, at), err);
+	buf_puts(out, text);
+	free(text);
+	free(f.part.s);
 }
 
 /* Reads dir/name into *text; returns 0, or -1 with errno set. */

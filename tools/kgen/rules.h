@@ -1,12 +1,8 @@
-/* rules.h: kgen's rules backend, the template generator (issue 6). It
- * turns a state into candidate kernels by moving the knobs of a template
- * family (tools/kgen/templates/<family>.json, docs/templates.md).
- *
- * rules.c also defines kgen's `rules_backend` (kgen.h) over rules_generate:
- * templates from rules_templates_dir(NULL), the state's optional "seen"
- * member (candidate ids measured for its task) as seen, the notes on
- * stderr with -v, and one gen_error candidate, with the reason, for a state
- * it cannot serve or when nothing new is left.
+/* rules.h: kgen's rules generator, the template generator. It turns a
+ * state into candidate kernels by moving the knobs of a template family
+ * (tools/kgen/templates/<family>.json, docs/templates.md). family.c loads
+ * and checks families, render.c renders a configuration, rules.c moves
+ * and fills; rules_backend.c is kgen's rules backend (kgen.h) over it.
  *
  * JSON ownership is jansson's, as everywhere in htam (lib/jsonl.h): a
  * function returning json_t * hands over a new reference; arguments are
@@ -16,6 +12,11 @@
 
 #include <stddef.h>
 #include <jansson.h>
+
+/* Bytes of the generator's messages; renders tried per state while
+ * filling up to k with neighbours. */
+#define RULES_ERR 1024
+#define RULES_MAX_TRIES 512
 
 /* Writes up to k distinct candidates for one state record (borrowed): applies
  * the moves of the retrieved strategies (state.memory.strategies[*].moves,
@@ -76,5 +77,37 @@ json_t *rules_render(const json_t *family, const json_t *task,
  * their defaults. Returns a new array of {variant, knobs} objects (some may
  * be refused by rules_render: a sweep shows which). */
 json_t *rules_sweep(const json_t *family, const json_t *task);
+
+/* ---- shared by family.c, render.c and rules.c ----
+ *
+ * A configuration is a JSON object {"variant": V, "knobs": {NAME: int}};
+ * its knobs come in the order the family file lists them, which fixes the
+ * order of everything generated. */
+
+/* The variant named name of family, or NULL. */
+const json_t *rules_variant(const json_t *family, const char *name);
+/* Is value in knob's domain (its "values", or its bounds)? */
+int rules_in_domain(const json_t *knob, json_int_t value);
+/* The knob's domain as text, for messages (the caller frees it). */
+char *rules_domain_text(const json_t *knob);
+/* The knobs of variant var with the values of knobs where it gives one and
+ * in the domain, else the defaults, in the family's order (a new object). */
+json_t *rules_knobs_complete(const json_t *var, const json_t *knobs);
+/* text with every {{name}} (letters, digits, _) filled in for task and
+ * variant: the task's inputs and outputs, the variant, the members of its
+ * spec (as numbers in a launch plan when in_plan). Other braces are left
+ * alone ({{1, 2}} is an initializer). Returns a string the caller frees,
+ * or NULL with err set. */
+char *rules_substitute(const char *text, const json_t *task, const char *variant,
+	int in_plan, char *err, size_t errlen);
+/* A configuration {variant, knobs}; steals knobs. */
+json_t *rules_config_new(const char *variant, json_t *knobs);
+/* Checks the task's spec against the family's declaration (each member
+ * there, of its kind, in its values). Returns 0, or -1 with err. */
+int rules_spec_check(const json_t *family, const json_t *task, char *err, size_t errlen);
+/* Checks variant var's constraints at every size set of the task, with
+ * knobs. Returns 0, or -1 with err giving the constraint's why. */
+int rules_constraints_check(const json_t *var, const json_t *task,
+	const json_t *knobs, char *err, size_t errlen);
 
 #endif

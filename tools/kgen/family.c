@@ -1,0 +1,498 @@
+/* family.c: the template families of kgen's rules backend: a family file
+ * (tools/kgen/templates/<family>.json, docs/templates.md) loaded and
+ * checked, what a task's spec and sizes ask of a family and its variants,
+ * and the knobs' domains. */
+#include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "die.h"
+#include "expr.h"
+#include "jsonl.h"
+#include "plan.h"
+#include "task.h"
+#include "util.h"
+#include "rules.h"
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ---- the family files ---- */
+
+char *
+rules_templates_dir(const char *dir)
+{
+	return dir ? xstrdup(dir) : data_dir("HTAM_TEMPLATES", "tools/kgen/templates", NULL);
+}
+
+json_t *
+rules_families(const char *dir)
+{
+	json_t *names = json_array();
+	struct dirent *e;
+	char **v = NULL;
+	size_t n = 0, i, len;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return names;
+	while ((e = readdir(d)) != NULL) {
+		len = strlen(e->d_name);
+		if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			v[n++] = xasprintf("%.*s", (int)(len - 5), e->d_name);
+		}
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	for (i = 0; i < n; i++) {
+		json_array_append_new(names, json_string(v[i]));
+		free(v[i]);
+	}
+	free(v);
+	return names;
+}
+
+/* A size bound of a constraint: an integer or an expression string. */
+static int
+is_bound(const json_t *v)
+{
+	return json_is_integer(v) || json_is_string(v);
+}
+
+/* Checks one knob: {"values": [ascending distinct integers], "default": one
+ * of them}. */
+static int
+check_knob(const char *where, const char *name, const json_t *knob,
+	char *err, size_t errlen)
+{
+	static const char *const known[] = { "values", "default", "why", NULL };
+	const json_t *vals = json_object_get(knob, "values"), *def, *v;
+	const char *u;
+	json_int_t prev = 0;
+	size_t i;
+	int found = 0;
+
+	if (!json_is_object(knob))
+		return errf(err, errlen, "%s.knobs.%s: expected an object", where, name);
+	if ((u = json_unknown_member(knob, known)))
+		return errf(err, errlen, "%s.knobs.%s: unknown member '%s'", where, name, u);
+	if (!json_is_array(vals) || json_array_size(vals) == 0)
+		return errf(err, errlen, "%s.knobs.%s.values: expected a non-empty "
+			"array of integers", where, name);
+	json_array_foreach(vals, i, v) {
+		if (!json_is_integer(v) || (i && json_integer_value(v) <= prev))
+			return errf(err, errlen, "%s.knobs.%s.values: expected "
+				"ascending distinct integers", where, name);
+		prev = json_integer_value(v);
+	}
+	def = json_object_get(knob, "default");
+	json_array_foreach(vals, i, v)
+		found |= json_equal((json_t *)v, (json_t *)def);
+	if (!found)
+		return errf(err, errlen, "%s.knobs.%s.default: not one of its values",
+			where, name);
+	return 0;
+}
+
+/* Checks one variant of a family and reads its source into source_text. */
+static int
+load_variant(const char *dir, const char *file, const char *name, json_t *v,
+	char *err, size_t errlen)
+{
+	static const char *const known[] = { "source", "kernels", "knobs",
+		"constraints", "launch", "when", "ops", "doc", NULL };
+	static const char *const cknown[] = { "expr", "min", "max",
+		"multiple_of", "why", NULL };
+	const json_t *knobs = json_object_get(v, "knobs"), *c, *k;
+	const char *src = json_string_value(json_object_get(v, "source")), *u, *kn;
+	char where[256], *path, *text;
+	size_t i;
+
+	snprintf(where, sizeof(where), "%s: variants.%s", file, name);
+	if (!json_is_object(v))
+		return errf(err, errlen, "%s: expected an object", where);
+	if ((u = json_unknown_member(v, known)))
+		return errf(err, errlen, "%s: unknown member '%s'", where, u);
+	if (!src || strchr(src, '/'))
+		return errf(err, errlen, "%s.source: expected a file name beside "
+			"the family file", where);
+	if (!json_is_object(knobs))
+		return errf(err, errlen, "%s.knobs: expected an object", where);
+	json_object_foreach((json_t *)knobs, kn, k)
+		if (check_knob(where, kn, k, err, errlen) < 0)
+			return -1;
+	c = json_object_get(v, "constraints");
+	if (c && !json_is_array(c))
+		return errf(err, errlen, "%s.constraints: expected an array", where);
+	json_array_foreach(c, i, k) {
+		if ((u = json_unknown_member(k, cknown)))
+			return errf(err, errlen, "%s.constraints[%zu]: unknown member "
+				"'%s'", where, i, u);
+		if (!json_is_string(json_object_get(k, "expr")) ||
+		    !json_is_string(json_object_get(k, "why")))
+			return errf(err, errlen, "%s.constraints[%zu]: expected expr "
+				"and why strings", where, i);
+		if (!is_bound(json_object_get(k, "min")) &&
+		    !is_bound(json_object_get(k, "max")) &&
+		    !is_bound(json_object_get(k, "multiple_of")))
+			return errf(err, errlen, "%s.constraints[%zu]: expected min, "
+				"max or multiple_of", where, i);
+	}
+	if (json_object_get(v, "when") && !json_is_string(json_object_get(v, "when")))
+		return errf(err, errlen, "%s.when: expected a size expression", where);
+	if (json_object_get(v, "ops") && !json_is_array(json_object_get(v, "ops")))
+		return errf(err, errlen, "%s.ops: expected an array of strings", where);
+	if (!json_is_array(json_object_get(json_object_get(v, "launch"), "launches")))
+		return errf(err, errlen, "%s.launch: expected a launch plan", where);
+	path = xasprintf("%s/%s", dir, src);
+	text = read_file(path, NULL);
+	if (!text) {
+		errf(err, errlen, "%s.source: cannot read %s", where, path);
+		free(path);
+		return -1;
+	}
+	free(path);
+	json_object_set_new(v, "source_text", json_string(text));
+	free(text);
+	if (!json_is_string(json_object_get(v, "source_text")))
+		return errf(err, errlen, "%s.source: %s is not UTF-8 text", where, src);
+	return 0;
+}
+
+json_t *
+rules_family_load(const char *dir, const char *family, char *err, size_t errlen)
+{
+	static const char *const known[] = { "family", "default", "spec",
+		"variants", "doc", NULL };
+	json_t *f, *vars, *v;
+	json_error_t je;
+	const char *u, *name, *def;
+	char *file;
+
+	for (u = family; *u; u++)
+		if (!(isalnum((unsigned char)*u) || *u == '_')) {
+			errf(err, errlen, "family '%s': not a family name", family);
+			return NULL;
+		}
+	file = xasprintf("%s/%s.json", dir, family);
+	f = json_load_file(file, JSON_REJECT_DUPLICATES, &je);
+	if (!f) {
+		if (access(file, F_OK) != 0)
+			errf(err, errlen, "unknown family '%s': no %s", family, file);
+		else
+			errf(err, errlen, "%s: line %d, column %d: %s", file, je.line,
+				je.column, je.text);
+		free(file);
+		return NULL;
+	}
+	vars = json_object_get(f, "variants");
+	def = json_string_value(json_object_get(f, "default"));
+	if (!json_is_object(f))
+		errf(err, errlen, "%s: expected an object", file);
+	else if ((u = json_unknown_member(f, known)))
+		errf(err, errlen, "%s: unknown member '%s'", file, u);
+	else if (!json_is_string(json_object_get(f, "family")) ||
+	    strcmp(json_string_value(json_object_get(f, "family")), family) != 0)
+		errf(err, errlen, "%s: family: expected \"%s\"", file, family);
+	else if (!json_is_object(vars) || json_object_size(vars) == 0)
+		errf(err, errlen, "%s: variants: expected a non-empty object", file);
+	else if (!def || !json_object_get(vars, def))
+		errf(err, errlen, "%s: default: expected the name of a variant", file);
+	else if (json_object_get(f, "spec") && !json_is_object(json_object_get(f, "spec")))
+		errf(err, errlen, "%s: spec: expected an object", file);
+	else {
+		json_object_foreach(vars, name, v)
+			if (load_variant(dir, file, name, v, err, errlen) < 0)
+				goto fail;
+		free(file);
+		return f;
+	}
+fail:
+	free(file);
+	json_decref(f);
+	return NULL;
+}
+
+/* ---- checks ---- */
+
+/* The type a spec member of declared kind must have: "dim" an integer or
+ * a string, "string", "number" and "boolean" theirs, an array of allowed
+ * values any of its members' types. Returns 1 when v has it. */
+static int
+spec_type_ok(const json_t *kind, const json_t *v)
+{
+	const char *ks = json_string_value(kind);
+	const json_t *a;
+	size_t i;
+
+	if (json_is_array(kind)) {
+		json_array_foreach(kind, i, a)
+			if (json_typeof(a) == json_typeof(v))
+				return 1;
+		return 0;
+	}
+	if (!ks)
+		return 1;
+	if (strcmp(ks, "dim") == 0)
+		return json_is_string(v) || json_is_integer(v);
+	if (strcmp(ks, "string") == 0)
+		return json_is_string(v);
+	if (strcmp(ks, "number") == 0)
+		return json_is_number(v);
+	if (strcmp(ks, "boolean") == 0)
+		return json_is_boolean(v);
+	return 1;
+}
+
+int
+rules_spec_types(const json_t *family, const json_t *task, char *err, size_t errlen)
+{
+	const json_t *spec = json_object_get(task, "spec"), *kind, *v;
+	const char *name;
+
+	json_object_foreach((json_t *)json_object_get(family, "spec"), name, kind)
+		if ((v = json_object_get(spec, name)) && !spec_type_ok(kind, v))
+			return errf(err, errlen, "task.spec.%s: expected %s, as family %s "
+				"declares it", name, json_is_array(kind) ? "one of its values"
+				: json_string_value(kind), json_string_value(json_object_get(
+				family, "family")));
+	return 0;
+}
+
+/* Checks the task's spec against the family's spec declaration: each
+ * member present with the declared kind ("dim": a size expression over the
+ * task's params, "string", "number", "boolean", or an array of allowed
+ * strings). */
+int
+rules_spec_check(const json_t *family, const json_t *task, char *err, size_t errlen)
+{
+	const json_t *decl = json_object_get(family, "spec");
+	const json_t *spec = json_object_get(task, "spec"), *kind, *v, *a;
+	const char *fam = json_string_value(json_object_get(family, "family"));
+	const char *id = json_string_value(json_object_get(task, "id"));
+	const char *name, *ks;
+	char e[RULES_ERR];
+	size_t i;
+	int ok;
+
+	json_object_foreach((json_t *)decl, name, kind) {
+		v = json_object_get(spec, name);
+		ks = json_string_value(kind);
+		if (!v)
+			return errf(err, errlen, "task \"%s\": spec.%s is missing (family "
+				"%s needs it: docs/templates.md)", id, name, fam);
+		if (json_is_array(kind)) {
+			ok = 0;
+			json_array_foreach(kind, i, a)
+				ok |= json_equal(a, (json_t *)v);
+			if (!ok)
+				return errf(err, errlen, "task \"%s\": spec.%s: family %s "
+					"knows no such value", id, name, fam);
+		} else if (ks && strcmp(ks, "dim") == 0) {
+			if (!json_is_string(v) && !json_is_integer(v))
+				return errf(err, errlen, "task \"%s\": spec.%s: expected a "
+					"size expression", id, name);
+			if (json_is_string(v) && expr_check(json_string_value(v),
+			    json_object_get(task, "params"), e, sizeof(e)) < 0)
+				return errf(err, errlen, "task \"%s\": spec.%s: %s", id,
+					name, e);
+		} else if (ks && ((strcmp(ks, "string") == 0 && !json_is_string(v)) ||
+		    (strcmp(ks, "number") == 0 && !json_is_number(v)) ||
+		    (strcmp(ks, "boolean") == 0 && !json_is_boolean(v))))
+			return errf(err, errlen, "task \"%s\": spec.%s: expected a %s",
+				id, name, ks);
+	}
+	return 0;
+}
+
+int
+rules_variant_applies(const json_t *family, const char *variant,
+	const json_t *task, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(json_object_get(family, "variants"), variant);
+	const json_t *ops = json_object_get(v, "ops"), *o;
+	const json_t *op = json_object_get(json_object_get(task, "spec"), "op");
+	const char *when = json_string_value(json_object_get(v, "when"));
+	char *w, e[RULES_ERR];
+	int64_t val;
+	size_t i;
+	int ok;
+
+	if (!v)
+		return errf(err, errlen, "no variant '%s' in family %s", variant,
+			json_string_value(json_object_get(family, "family"))), 0;
+	if (ops) {
+		ok = 0;
+		json_array_foreach(ops, i, o)
+			ok |= json_equal((json_t *)o, (json_t *)op);
+		if (!ok)
+			return errf(err, errlen, "variant %s does not do op %s", variant,
+				json_is_string(op) ? json_string_value(op) : "(none)"), 0;
+	}
+	if (!when)
+		return 1;
+	if (!(w = rules_substitute(when, task, variant, 1, e, sizeof(e))))
+		return errf(err, errlen, "variant %s: when: %s", variant, e), 0;
+	if (expr_eval(w, json_object_get(task, "params"), &val, e, sizeof(e)) < 0) {
+		errf(err, errlen, "variant %s: when: %s: %s", variant, w, e);
+		free(w);
+		return 0;
+	}
+	if (val <= 0)
+		errf(err, errlen, "variant %s does not apply: %s is %lld at params",
+			variant, when, (long long)val);
+	free(w);
+	return val > 0;
+}
+
+/* Evaluates bound b (integer or expression) in vars. */
+static int
+bound_eval(const json_t *b, const json_t *task, const json_t *vars,
+	int64_t *out, char *err, size_t errlen)
+{
+	char *s;
+	int rc;
+
+	if (json_is_integer(b)) {
+		*out = json_integer_value(b);
+		return 0;
+	}
+	if (!(s = rules_substitute(json_string_value(b), task, NULL, 1, err, errlen)))
+		return -1;
+	rc = expr_eval(s, vars, out, err, errlen);
+	free(s);
+	return rc;
+}
+
+/* Checks the variant's constraints with knobs at every size set of the
+ * task. Returns 0, or -1 with err saying which constraint broke, where,
+ * and why it exists. */
+int
+rules_constraints_check(const json_t *var, const json_t *task, const json_t *knobs,
+	char *err, size_t errlen)
+{
+	const json_t *cons = json_object_get(var, "constraints"), *c, *sizes;
+	json_t *sets = task_sizes(task), *vars;
+	int64_t x, lo, hi, m;
+	char e[RULES_ERR], *expr, *at;
+	size_t i, j;
+	int rc = 0;
+
+	json_array_foreach(sets, j, sizes) {
+		if (!(vars = plan_vars(sizes, knobs, err, errlen))) {
+			rc = -1;
+			break;
+		}
+		json_array_foreach(cons, i, c) {
+			const json_t *bmin = json_object_get(c, "min");
+			const json_t *bmax = json_object_get(c, "max");
+			const json_t *bmul = json_object_get(c, "multiple_of");
+			const char *why = json_string_value(json_object_get(c, "why"));
+			const char *broke = NULL;
+
+			if (!(expr = rules_substitute(json_string_value(json_object_get(c,
+			    "expr")), task, NULL, 1, e, sizeof(e))) ||
+			    expr_eval(expr, vars, &x, e, sizeof(e)) < 0 ||
+			    (bmin && bound_eval(bmin, task, vars, &lo, e, sizeof(e)) < 0) ||
+			    (bmax && bound_eval(bmax, task, vars, &hi, e, sizeof(e)) < 0) ||
+			    (bmul && bound_eval(bmul, task, vars, &m, e, sizeof(e)) < 0)) {
+				rc = errf(err, errlen, "constraints[%zu]: %s", i, e);
+				free(expr);
+				break;
+			}
+			at = j ? json_dumps(sizes, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+			if (bmin && x < lo)
+				broke = "below", m = lo;
+			else if (bmax && x > hi)
+				broke = "above", m = hi;
+			else if (bmul && (m <= 0 || x % m != 0))
+				broke = "not a multiple of";
+			if (broke)
+				rc = errf(err, errlen, "%s = %lld is %s %lld%s%s: %s",
+					json_string_value(json_object_get(c, "expr")),
+					(long long)x, broke, (long long)m, at ? " at " : "",
+					at ? at : "", why);
+			free(at);
+			free(expr);
+			if (rc < 0)
+				break;
+		}
+		json_decref(vars);
+		if (rc < 0)
+			break;
+	}
+	json_decref(sets);
+	return rc;
+}
+
+/* ---- configurations ---- */
+
+const json_t *
+rules_variant(const json_t *family, const char *name)
+{
+	return json_object_get(json_object_get(family, "variants"), name);
+}
+
+/* Whether value is in the domain of knob. */
+int
+rules_in_domain(const json_t *knob, json_int_t value)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(knob, "values"), i, v)
+		if (json_integer_value(v) == value)
+			return 1;
+	return 0;
+}
+
+/* A knob's domain as text: "[1, 2, 4]". */
+char *
+rules_domain_text(const json_t *knob)
+{
+	return json_dumps(json_object_get(knob, "values"), JSON_COMPACT);
+}
+
+/* The full knob object of variant: knobs' values where they name a knob
+ * of the variant (integers, or strings of integers), defaults elsewhere,
+ * in the family file's order. */
+json_t *
+rules_knobs_complete(const json_t *var, const json_t *knobs)
+{
+	const json_t *decl = json_object_get(var, "knobs"), *k, *v;
+	json_t *out = json_object();
+	const char *name;
+	int64_t x;
+
+	json_object_foreach((json_t *)decl, name, k) {
+		v = json_object_get(knobs, name);
+		if (json_is_string(v) && parse_i64(json_string_value(v), INT64_MIN,
+		    INT64_MAX, &x, &(const char *){ NULL }) == 0)
+			json_object_set_new(out, name, json_integer(x));
+		else if (json_is_integer(v))
+			json_object_set(out, name, (json_t *)v);
+		else
+			json_object_set(out, name, json_object_get(k, "default"));
+	}
+	return out;
+}
+
+json_t *
+rules_config_new(const char *variant, json_t *knobs)
+{
+	return json_pack("{s:s, s:o}", "variant", variant, "knobs", knobs);
+}
+

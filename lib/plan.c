@@ -9,7 +9,6 @@
 #include "expr.h"
 #include "jsonl.h"
 #include "plan.h"
-#include "task.h"
 #include "util.h"
 
 static const struct { const char *name; size_t size; } dtypes[] = {
@@ -308,38 +307,6 @@ plan_vars(const json_t *sizes, const json_t *defines, char *err, size_t errlen)
 			json_object_set(vars, k, v);
 		}
 	return vars;
-}
-
-int
-plan_check(const json_t *plan, const json_t *task, const json_t *defines,
-	char *err, size_t errlen)
-{
-	json_t *sets = task_sizes(task), *sizes, *vars;
-	struct plan *p = xmalloc(sizeof(*p));
-	char e[512];
-	size_t i;
-	int rc = 0;
-
-	json_array_foreach(sets, i, sizes) {
-		if (!(vars = plan_vars(sizes, defines, err, errlen))) {
-			rc = -1;
-			break;
-		}
-		rc = plan_eval(plan, task, vars, p, e, sizeof(e));
-		json_decref(vars);
-		if (rc < 0) {
-			char *s = json_dumps(sizes, JSON_COMPACT | JSON_SORT_KEYS);
-			if (i == 0)
-				errf(err, errlen, "%s", e);
-			else
-				errf(err, errlen, "at sizes %s: %s", s ? s : "?", e);
-			free(s);
-			break;
-		}
-	}
-	free(p);
-	json_decref(sets);
-	return rc;
 }
 
 int

@@ -71,10 +71,7 @@ struct plan {
 int plan_eval(const json_t *plan, const json_t *task, const json_t *vars,
 	struct plan *out, char *err, size_t errlen);
 
-/* Evaluates plan at the task's params and at every check_params entry,
- * with the knobs in defines (a JSON object, may be NULL). */
-int plan_check(const json_t *plan, const json_t *task, const json_t *defines,
-	char *err, size_t errlen);
+
 
 /* The byte size of each parameter of a kernel, in order, into sizes[max]:
  * returns the count, or -1 when it is not known. cubin_params (cubin.h)

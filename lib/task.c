@@ -9,15 +9,11 @@
 #include <sys/stat.h>
 
 #include "expr.h"
+#include "family.h"
 #include "jsonl.h"
 #include "plan.h"
 #include "task.h"
 #include "util.h"
-
-const char *const task_families[] = {
-	"elementwise", "row_norm", "row_loss", "channel_norm", "layer_norm",
-	"mid_reduce", "global_reduce", "gemm", "gemv", NULL
-};
 
 static const char *const task_members[] = {
 	"id", "description", "kernelbench", "torch", "family", "spec", "params",
@@ -275,7 +271,7 @@ check_reference(const json_t *task, char *err, size_t errlen)
 		return bad(err, errlen, task, "reference.source: missing (the kernel source)");
 	if (!json_is_object(json_object_get(ref, "launch")))
 		return bad(err, errlen, task, "reference.launch: expected a launch plan object");
-	if (plan_check(json_object_get(ref, "launch"), task, NULL, e, sizeof(e)) < 0)
+	if (task_plan_check(json_object_get(ref, "launch"), task, NULL, e, sizeof(e)) < 0)
 		return bad(err, errlen, task, "reference.launch: %s", e);
 	return 0;
 }
@@ -305,8 +301,7 @@ task_validate(const json_t *task, char *err, size_t errlen)
 	if (json_object_get(task, "kernelbench") && !json_is_string(json_object_get(task, "kernelbench")))
 		return bad(err, errlen, task, "kernelbench: expected a string");
 	family = json_string_value(json_object_get(task, "family"));
-	for (i = 0; family && task_families[i]; i++)
-		ok |= strcmp(family, task_families[i]) == 0;
+	ok = family_known(family);
 	if (!ok)
 		return bad(err, errlen, task, "family: %s%s%s is not a known family", family ? "'" : "",
 			family ? family : "missing", family ? "'" : "");
@@ -520,4 +515,36 @@ task_bound(const json_t *task)
 	if ((double)flops / H200_FP32_FLOPS_PER_S > (double)bytes / H200_COPY_BYTES_PER_S)
 		return "compute";
 	return "memory";
+}
+
+int
+task_plan_check(const json_t *plan, const json_t *task, const json_t *defines,
+	char *err, size_t errlen)
+{
+	json_t *sets = task_sizes(task), *sizes, *vars;
+	struct plan *p = xmalloc(sizeof(*p));
+	char e[512];
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(sets, i, sizes) {
+		if (!(vars = plan_vars(sizes, defines, err, errlen))) {
+			rc = -1;
+			break;
+		}
+		rc = plan_eval(plan, task, vars, p, e, sizeof(e));
+		json_decref(vars);
+		if (rc < 0) {
+			char *s = json_dumps(sizes, JSON_COMPACT | JSON_SORT_KEYS);
+			if (i == 0)
+				errf(err, errlen, "%s", e);
+			else
+				errf(err, errlen, "at sizes %s: %s", s ? s : "?", e);
+			free(s);
+			break;
+		}
+	}
+	free(p);
+	json_decref(sets);
+	return rc;
 }

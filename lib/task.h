@@ -8,9 +8,6 @@
 #include <stdint.h>
 #include <jansson.h>
 
-/* The template families the rules generator knows (NULL-terminated). */
-extern const char *const task_families[];
-
 /* Finds a task folder: name itself if it is a folder holding task.json,
  * else name in the first folder of task_roots() that has it. Returns a
  * string the caller frees, or NULL. */
@@ -57,5 +54,11 @@ const char *task_bound(const json_t *task);
  * bandwidth and flops over the arithmetic rate (both per second). */
 double task_floor_us(int64_t bytes, int64_t flops, double bytes_per_s,
 	double flops_per_s);
+
+/* Evaluates plan at the task's params and at every check_params entry,
+ * with the knobs in defines (a JSON object, may be NULL). Returns 0, or -1
+ * with err naming the size set and what is wrong. */
+int task_plan_check(const json_t *plan, const json_t *task, const json_t *defines,
+	char *err, size_t errlen);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "fuzz.h"
 #include "plan.h"
+#include "task.h"
 
 static const char task_json[] =
 	"{\"id\": \"t\", \"params\": {\"rows\": 37, \"cols\": 4099},"
@@ -25,7 +26,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	defs = json_pack("{s:i, s:s}", "BLOCK", 256, "MODE", "fast");
 	err[0] = '\0';
-	if (plan_check(plan, task, defs, err, sizeof err) < 0)
+	if (task_plan_check(plan, task, defs, err, sizeof err) < 0)
 		FUZZ_ASSERT(err[0] != '\0');
 	json_decref(plan_kernels(plan));
 	json_decref(defs);

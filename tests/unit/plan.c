@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "plan.h"
+#include "task.h"
 
 static json_t *task, *vars;
 static struct plan plan;
@@ -144,9 +145,9 @@ checks_every_size_and_knob_clashes(void **state)
 
 	(void)state;
 	/* n / 4 is 0 at the check size n = 1. */
-	assert_int_equal(plan_check(p, task, NULL, err, sizeof(err)), -1);
+	assert_int_equal(task_plan_check(p, task, NULL, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "at sizes {\"n\":1}: launches[0].grid: x = 0"));
-	assert_int_equal(plan_check(p, task, knobs, err, sizeof(err)), -1);
+	assert_int_equal(task_plan_check(p, task, knobs, err, sizeof(err)), -1);
 	assert_string_equal(err, "knob 'n' has the name of a size");
 	json_decref(p);
 	json_decref(knobs);

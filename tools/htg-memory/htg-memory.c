@@ -12,6 +12,7 @@
 
 #include "die.h"
 #include "htg.h"
+#include "family.h"
 #include "jsonl.h"
 #include "opt.h"
 #include "record.h"
@@ -202,10 +203,7 @@ static const struct field transition_line[] = {
 static int
 known_family(const char *id)
 {
-	for (int i = 0; task_families[i]; i++)
-		if (strcmp(id, task_families[i]) == 0)
-			return 1;
-	return 0;
+	return family_known(id);
 }
 
 /* Statements of the import, prepared once. */

@@ -138,7 +138,7 @@ judge_offline(const json_t *rec, long line)
 		die_line(EXIT_DATAERR, line, "task \"%s\": compile.ok is true but "
 			"compile.cubin is not a string", tid);
 	const json_t *rplan = json_object_get(json_object_get(task, "reference"), "launch");
-	if (plan_check(rplan, task, NULL, err, sizeof err) < 0)
+	if (task_plan_check(rplan, task, NULL, err, sizeof err) < 0)
 		die_line(EXIT_DATAERR, line, "task \"%s\": reference.launch: %s", tid, err);
 	int fit = plan_fits_cubin(rplan, task, NULL, rcubin, err, sizeof err);
 	if (fit < 0)
@@ -148,7 +148,7 @@ judge_offline(const json_t *rec, long line)
 		const json_t *defs = json_object_get(cand, "defines");
 		defs = json_is_object(defs) ? defs : NULL;
 		const json_t *plan = json_object_get(cand, "launch");
-		int bad = plan_check(plan, task, defs, err, sizeof err) < 0 ? -1
+		int bad = task_plan_check(plan, task, defs, err, sizeof err) < 0 ? -1
 			: plan_fits_cubin(plan, task, defs, json_string_value(json_object_get(comp,
 			"cubin")), err, sizeof err);
 		if (bad < 0) {

@@ -127,7 +127,7 @@ side_prepare(struct run *r, struct side *s, const char *source,
 		s->decided = compile_object(&r->tc, NULL, "refused", why);
 		return;
 	}
-	if (plan_check(launch, task, defines, why, sizeof(why)) < 0) {
+	if (task_plan_check(launch, task, defines, why, sizeof(why)) < 0) {
 		char *msg = xasprintf("launch plan: %s", why);
 		s->decided = compile_object(&r->tc, NULL, "error", msg);
 		free(msg);

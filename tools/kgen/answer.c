@@ -20,6 +20,7 @@
 
 #include "jsonl.h"
 #include "plan.h"
+#include "task.h"
 #include "record.h"
 #include "util.h"
 #include "kgen.h"
@@ -342,7 +343,7 @@ check_kernel(const char *source, const json_t *defines, const json_t *launch,
 
 	if (check_defines(defines, reason, len) < 0)
 		return -1;
-	if (plan_check(launch, task, defines, err, sizeof err) < 0) {
+	if (task_plan_check(launch, task, defines, err, sizeof err) < 0) {
 		snprintf(reason, len, "launch plan: %s", err);
 		return -1;
 	}

@@ -254,7 +254,7 @@ rules_render(const json_t *family, const json_t *task, const char *variant,
 	if (!(launch = plan_render(json_object_get(var, "launch"), task, variant, err,
 	    errlen)))
 		goto out;
-	if (plan_check(launch, task, defines, e, sizeof(e)) < 0) {
+	if (task_plan_check(launch, task, defines, e, sizeof(e)) < 0) {
 		errf(err, errlen, "launch plan: %s", e);
 		goto out;
 	}

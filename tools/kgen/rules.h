@@ -66,7 +66,7 @@ int rules_variant_applies(const json_t *family, const char *variant,
 /* Renders one configuration: variant with the knob values in knobs (knobs
  * of the variant not named there take their defaults) for task. Checks every
  * knob is in its domain, every constraint at every size set and the launch
- * plan with plan_check. Returns a new candidate object {id, source, defines,
+ * plan with task_plan_check. Returns a new candidate object {id, source, defines,
  * launch, generator, family, variant}, or NULL with err saying why the
  * configuration is refused (a constraint's why, a plan error). */
 json_t *rules_render(const json_t *family, const json_t *task,

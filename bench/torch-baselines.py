@@ -80,15 +80,15 @@ def expression(task, sizes):
     return eval("lambda %s: (%s)" % (", ".join(names), task["torch"]), env)
 
 
-def make_input(spec, sizes, gen):
-    """One input on the GPU, drawn from its init spec (docs/tasks.md)."""
-    shape = [taskpack.size_eval(d, sizes) for d in spec["shape"]]
+def make_input(spec, ev, gen):
+    """One input on the GPU, drawn from its init spec (docs/tasks.md), its
+    shape and bounds as ktask --sizes evaluated them (ev)."""
+    shape = ev["shapes"][spec["name"]]
     dtype = DTYPES[spec["dtype"]]
     init = spec["init"]
     if init["dist"] == "randint":
-        return torch.randint(taskpack.size_eval(init["low"], sizes),
-                             taskpack.size_eval(init["high"], sizes), shape,
-                             generator=gen, device="cuda", dtype=dtype)
+        low, high = ev["bounds"][spec["name"]]
+        return torch.randint(low, high, shape, generator=gen, device="cuda", dtype=dtype)
     x = torch.empty(shape, dtype=dtype, device="cuda")
     if init["dist"] == "normal":
         x.normal_(init["mean"], init["std"], generator=gen)
@@ -136,7 +136,8 @@ def measure(task, runs):
     sizes = task["params"]
     gen = torch.Generator(device="cuda")
     gen.manual_seed(1)
-    args = [make_input(t, sizes, gen) for t in task["inputs"]]
+    ev = taskpack.evaluated_task(task)
+    args = [make_input(t, ev, gen) for t in task["inputs"]]
     fn = expression(task, sizes)
     with torch.no_grad():
         try:

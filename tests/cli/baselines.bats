@@ -190,7 +190,7 @@ make_run() {
 	[ "$stderr" = "fastp: --baselines $BATS_TEST_TMPDIR/none.json: no such file, or not readable" ]
 }
 
-@test "the Python size expressions give ktask's floors for the whole pack" {
+@test "the Python of bench/ takes the pack's floors from ktask, the one evaluator of sizes" {
 	want=$(ktask --list | awk 'NR > 1 {print $1, $4}')
 	got=$(python3 -c '
 import sys; sys.dont_write_bytecode = True; sys.path.insert(0, "bench")
@@ -200,26 +200,18 @@ for i in t.pack_ids("tasks"):
 	[ "$got" = "$want" ]
 }
 
-@test "the Python size expressions follow lib/expr.h: C division, cdiv, min, max, errors with columns" {
-	run python3 -c '
-import sys; sys.dont_write_bytecode = True; sys.path.insert(0, "bench")
-from taskpack import size_eval, SizeError
-s = {"rows": 7, "cols": 4096, "K": "3"}
-print(size_eval("-rows / 2", s), size_eval("-rows % 2", s), size_eval("cdiv(rows, 2)", s),
-      size_eval("cdiv(-rows, 2)", s), size_eval("min(rows, 3, K) * max(1, cols)", s), size_eval(12, s))
-for e in ("rows / (cols - 4096)", "rowz", "cdiv(1)", "(rows", "9223372036854775807 + 1", "f(1, 2)"):
-    try:
-        size_eval(e, s)
-    except SizeError as x:
-        print(x)'
+@test "ktask --sizes: shapes, randint bounds, bytes, flops and the floor at the params" {
+	run ktask --sizes cross_entropy
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "-3 -1 4 -3 12288 12" ]
-	[ "${lines[1]}" = "column 6: division by zero" ]
-	[ "${lines[2]}" = "column 1: unknown name 'rowz'" ]
-	[ "${lines[3]}" = "column 1: cdiv takes 2 arguments, not 1" ]
-	[ "${lines[4]}" = "column 6: expected ')'" ]
-	[ "${lines[5]}" = "column 21: overflow in '+'" ]
-	[ "${lines[6]}" = "column 1: unknown function 'f' (cdiv, min, max)" ]
+	jq -e '.shapes.x == [32768, 4096] and .shapes.targets == [32768] and .shapes.loss == []
+		and .bounds.targets == [0, 4096] and .bytes > 0 and .floor_us > 0' <<<"$output"
+	# a record's task, which needs only what it evaluates
+	run ktask --sizes - <<<'{"task": {"params": {"rows": 7, "cols": 4096}, "bytes": "cdiv(-rows, 2) * cols", "flops": 1}}'
+	[ "$status" -eq 0 ]
+	[ "$(jq -c '[.bytes, .flops]' <<<"$output")" = '[-12288,1]' ]
+	run --separate-stderr ktask --sizes - <<<'{"task": {"params": {"rows": 7}, "bytes": "rows / (rows - 7)"}}'
+	[ "$status" -eq 65 ]
+	[ "$stderr" = "ktask: line 1: task.bytes: column 6: division by zero" ]
 }
 
 @test "bench's Python scripts compile (their PyTorch part runs on the GPU machine)" {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "die.h"
+#include "expr.h"
 #include "jsonl.h"
 #include "task.h"
 #include "opt.h"
@@ -16,6 +17,9 @@ static const struct opt options[] = {
 	{ 'r', 'r', "run", "RUN", "the run id of the state records (default \"run\")" },
 	{ 'l', 'l', "list", NULL, "print a table: id, family, bound, floor us, eager us,\n"
 		"compile us" },
+	{ 'z', 'z', "sizes", NULL, "write each task's sizes evaluated at its params: tensor\n"
+		"shapes, randint bounds, bytes, flops and the floor;\n"
+		"TASK - reads records carrying a task on stdin" },
 	{ 'b', 'b', "baselines", "FILE", "a baselines file (bench/torch-baselines.py) whose\n"
 		"eager and compile times replace the tasks' baseline_us\n"
 		"(default $HTAM_BASELINES; \"\" for none)" },
@@ -23,7 +27,7 @@ static const struct opt options[] = {
 };
 
 static const struct opts cmdline = {
-	"usage: %s [-s] [-r RUN] [-l] [-b FILE] [TASK...]\n",
+	"usage: %s [-s] [-r RUN] [-l | -z] [-b FILE] [TASK...]\n",
 	"  TASK is a task folder or id (default: every task of the pack).\n",
 	options, NULL
 };
@@ -173,13 +177,81 @@ print_row(const json_t *task)
 		baseline_text(task, "compile", compile, sizeof(compile)));
 }
 
+/* The task's sizes evaluated at its params, for the Python of bench/ (one
+ * evaluator of size expressions, lib/expr.c): {"id", "sizes", "shapes":
+ * {tensor: [dims]}, "bounds": {input: [low, high]} for randint inputs,
+ * "bytes", "flops", "floor_us"} (the floor at the H200's ceilings, as
+ * --list gives it). */
+static json_t *
+evaluated(const json_t *task)
+{
+	const json_t *params = json_object_get(task, "params"), *t, *d;
+	const char *lists[] = { "inputs", "outputs" };
+	json_t *shapes = json_object(), *bounds = json_object();
+	int64_t bytes = 0, flops = 0, v, lo, hi;
+	char e[256];
+	size_t i, j;
+
+	for (size_t l = 0; l < LEN(lists); l++)
+		json_array_foreach(json_object_get(task, lists[l]), i, t) {
+			json_t *shape = json_array();
+			json_array_foreach(json_object_get(t, "shape"), j, d)
+				if (expr_eval_json(d, params, &v, e, sizeof e) == 0)
+					json_array_append_new(shape, json_integer(v));
+			json_object_set_new(shapes, json_string_value(json_object_get(t, "name")), shape);
+			const json_t *init = json_object_get(t, "init");
+			const char *dist = json_string_value(json_object_get(init, "dist"));
+			if (dist && !strcmp(dist, "randint") &&
+			    expr_eval_json(json_object_get(init, "low"), params, &lo, e, sizeof e) == 0 &&
+			    expr_eval_json(json_object_get(init, "high"), params, &hi, e, sizeof e) == 0)
+				json_object_set_new(bounds, json_string_value(json_object_get(t, "name")),
+					json_pack("[I, I]", (json_int_t)lo, (json_int_t)hi));
+		}
+	task_cost(task, params, &bytes, &flops, e, sizeof e);
+	return json_pack("{s:O?, s:O, s:o, s:o, s:I, s:I, s:f}", "id", json_object_get(task, "id"),
+		"sizes", params, "shapes", shapes, "bounds", bounds, "bytes", (json_int_t)bytes,
+		"flops", (json_int_t)flops, "floor_us", task_floor_us(bytes, flops,
+		H200_COPY_BYTES_PER_S, H200_FP32_FLOPS_PER_S));
+}
+
+/* ktask --sizes -: the sizes of the task of each record on stdin, which
+ * need not be a whole task: its params and whichever of bytes, flops and
+ * tensors it has. A size that does not evaluate exits 65 naming it. */
+static int
+sizes_of_records(void)
+{
+	struct jsonl *in = jsonl_open(stdin);
+	json_t *rec;
+	char e[256];
+	int64_t v;
+
+	while ((rec = jsonl_next(in))) {
+		const json_t *task = json_object_get(rec, "task");
+		const json_t *params = json_object_get(task, "params");
+		const char *const exprs[] = { "bytes", "flops" };
+		if (!json_is_object(params))
+			die_line(EXIT_DATAERR, jsonl_line(in), "task.params: expected an object");
+		for (size_t k = 0; k < LEN(exprs); k++) {
+			const json_t *x = json_object_get(task, exprs[k]);
+			if (x && expr_eval_json(x, params, &v, e, sizeof e) < 0)
+				die_line(EXIT_DATAERR, jsonl_line(in), "task.%s: %s", exprs[k], e);
+		}
+		json_t *out = evaluated(task);
+		jsonl_put(stdout, out);
+		json_decref(out);
+		json_decref(rec);
+	}
+	jsonl_close(in);
+	return EXIT_OK;
+}
+
 int
 main(int argc, char *argv[])
 {
 	const char *run = "run", *bfile = getenv("HTAM_BASELINES"), *arg;
 	const char *bfrom = "HTAM_BASELINES=";
 	json_t *baselines = NULL;
-	int state = 0, list = 0, c, failed = 0, optind;
+	int state = 0, list = 0, sizes = 0, c, failed = 0, optind;
 	char **names, **pack = NULL, err[1024];
 	size_t n;
 
@@ -189,6 +261,7 @@ main(int argc, char *argv[])
 		case 's': state = 1; break;
 		case 'r': run = arg; break;
 		case 'l': list = 1; break;
+		case 'z': sizes = 1; break;
 		case 'b': bfile = arg; bfrom = "--baselines "; break;
 		}
 	}
@@ -202,6 +275,8 @@ main(int argc, char *argv[])
 	} else {
 		names = pack = pack_ids(&n);
 	}
+	if (sizes && n == 1 && !strcmp(names[0], "-"))
+		return sizes_of_records();
 	if (list)
 		printf("%-22s %-14s %-8s %10s %10s %10s\n", "id", "family", "bound",
 			"floor_us", "eager_us", "compile_us");
@@ -224,7 +299,11 @@ main(int argc, char *argv[])
 		baselines_merge(task, baselines);
 		if (list)
 			print_row(task);
-		else {
+		else if (sizes) {
+			rec = evaluated(task);
+			jsonl_put(stdout, rec);
+			json_decref(rec);
+		} else {
 			rec = state ? initial_state(task, run) : json_pack("{s:O}", "task", task);
 			jsonl_put(stdout, rec);
 			json_decref(rec);

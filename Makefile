@@ -23,7 +23,7 @@ LIBA := $(O)/libhtam.a
 LDLIBS := -ljansson -lcrypto -lsqlite3 -lpthread -lm
 NVRTC := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc
 LDLIBS_kcompile := $(NVRTC)
-LDLIBS_kgen := $(NVRTC) -lcurl
+LDLIBS_kgen := -lcurl
 LDLIBS_kbench := -ldl
 
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -148,7 +148,7 @@ def table(rows, source):
             "- geomean: the geometric mean of baseline / ours over the same tasks; a task "
             "without a correct kernel counts 1.0 (its user keeps PyTorch).",
             "- floor: the task's bytes at 4.239 TB/s or its flops at 67 TFLOP/s, whichever "
-            "takes longer (H200, shared/TASKS.md); ours: the median of the best correct "
+            "takes longer (an H200's ceilings); ours: the median of the best correct "
             "kernel, \"-\" when none was correct."]
     for kind, name in BASELINES:
         missing = [r["id"] for r in rows if not r["base"][kind]]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """torch-baselines.py: PyTorch's own times for the pack's tasks, and an
-independent check of kbench's reference outputs (issue 9). Needs PyTorch;
+independent check of kbench's reference outputs. Needs PyTorch;
 timing needs a GPU.
 
 usage: torch-baselines.py [-o FILE] [--tasks DIR] [--runs N] [TASK...]

@@ -8,7 +8,9 @@
 
 #include <stdarg.h>
 
-/* Exit codes of the design brief (section 3); sysexits.h names in comments. */
+/* The exit codes every tool uses: 0 ok, 2 a bad command line, 65 a bad
+ * input record, 69 a missing device or service, 1 anything else;
+ * sysexits.h names in comments. */
 enum {
 	EXIT_OK = 0,
 	EXIT_FAIL = 1,        /* anything else */

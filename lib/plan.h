@@ -1,4 +1,5 @@
-/* plan.h: launch plans (design brief, section 5), evaluated for one set of
+/* plan.h: launch plans (how a kernel candidate is launched: its kernels in
+ * order, their geometry and args, and workspace buffers), evaluated for one set of
  * sizes into plain numbers a harness can launch.
  *
  *   {"launches": [{"kernel": "softmax_rows", "grid": ["rows"], "block": [256],

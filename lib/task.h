@@ -39,7 +39,7 @@ int task_tensor_count(const json_t *tensor, const json_t *sizes,
 int task_cost(const json_t *task, const json_t *sizes, int64_t *bytes,
 	int64_t *flops, char *err, size_t errlen);
 
-/* The ceilings measured on the H200 (shared/TASKS.md): device copy
+/* The ceilings of an H200 that the pack's floors use: device copy
  * bandwidth counting bytes read and written, and the fp32 vendor rate.
  * kbench measures its own device; these serve where no device is. */
 #define H200_COPY_BYTES_PER_S 4.239e12

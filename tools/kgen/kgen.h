@@ -47,7 +47,7 @@ struct backend {
 	void (*close)(void *ctx);
 };
 
-/* rules.c (templates, issue 6), llm.c, replay.c. */
+/* rules_backend.c (templates), llm.c, replay.c. */
 extern const struct backend rules_backend, llm_backend, replay_backend;
 
 /* llm.c: adds what an llm candidate carries besides its kernel:

@@ -18,7 +18,10 @@ setup_file() {
 	for t in $(gemm_tasks); do
 		sweep "$t" >"$OUT/${t##*/}.cand" 2>"$OUT/${t##*/}.notes"
 	done
-	cat "$OUT"/*.cand | kcompile -j 2 >"$OUT/compiled.jsonl"
+	n=$(cat "$OUT"/*.cand | wc -l)
+	echo "# compiling the $n configurations of the gemm and gemv sweeps (minutes under the sanitizers)" >&3
+	cat "$OUT"/*.cand | kcompile -j 2 | tee "$OUT/compiled.jsonl" |
+		awk -v n="$n" 'NR % 25 == 0 { printf "# %d of %d compiled\n", NR, n; fflush() }' >&3
 }
 
 # The folders of the tasks of families gemm and gemv: the pack's, then the

@@ -49,8 +49,11 @@ candidates() {
 		done
 	done
 	if command -v kcompile >/dev/null; then
-		HTAM_CACHE=$OBJ/kgen-rules-cache kcompile <"$BATS_TEST_TMPDIR/cands.jsonl" \
-			>"$BATS_TEST_TMPDIR/compiled.jsonl"
+		# minutes under the sanitizers: say so, and each 50 compiled
+		echo "# compiling the $n configurations with kcompile (NVRTC; cached after the first run)" >&3
+		HTAM_CACHE=$OBJ/kgen-rules-cache kcompile <"$BATS_TEST_TMPDIR/cands.jsonl" |
+			tee "$BATS_TEST_TMPDIR/compiled.jsonl" |
+			awk -v n="$n" 'NR % 50 == 0 { printf "# %d of %d compiled\n", NR, n; fflush() }' >&3
 		jq -r 'select(.compile.ok != true) | "\(.task.id) \(.candidate.variant) \(.candidate.defines): \(.compile.log)"' \
 			"$BATS_TEST_TMPDIR/compiled.jsonl" >"$BATS_TEST_TMPDIR/failed.txt"
 		[ "$(wc -l <"$BATS_TEST_TMPDIR/compiled.jsonl")" -eq "$n" ]

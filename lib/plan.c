@@ -368,3 +368,34 @@ plan_kernels(const json_t *plan)
 	}
 	return names;
 }
+
+json_t *
+plan_json(const struct plan *p)
+{
+	static const char *const kinds[] = { "buffer", "i32", "i64", "f32", "f64" };
+	json_t *launches = json_array(), *ws = json_array();
+
+	for (int i = 0; i < p->nlaunch; i++) {
+		const struct plan_launch *l = &p->launch[i];
+		json_t *args = json_array();
+		for (int a = 0; a < l->nargs; a++) {
+			const struct plan_arg *pa = &l->args[a];
+			json_array_append_new(args, pa->kind == ARG_BUFFER
+				? json_pack("{ss ss}", "kind", kinds[pa->kind], "buffer", pa->buffer)
+				: pa->kind == ARG_I32 || pa->kind == ARG_I64
+				? json_pack("{ss sI}", "kind", kinds[pa->kind], "value", (json_int_t)pa->i)
+				: json_pack("{ss sf}", "kind", kinds[pa->kind], "value", pa->f));
+		}
+		json_array_append_new(launches, json_pack("{ss s[III] s[III] s[III] sI so}",
+			"kernel", l->kernel, "grid", (json_int_t)l->grid[0], (json_int_t)l->grid[1],
+			(json_int_t)l->grid[2], "block", (json_int_t)l->block[0],
+			(json_int_t)l->block[1], (json_int_t)l->block[2], "cluster",
+			(json_int_t)l->cluster[0], (json_int_t)l->cluster[1], (json_int_t)l->cluster[2],
+			"smem", (json_int_t)l->smem, "args", args));
+	}
+	for (int w = 0; w < p->nworkspace; w++)
+		json_array_append_new(ws, json_pack("{ss ss sI}", "name", p->workspace[w].name,
+			"dtype", dtype_name(p->workspace[w].dtype), "count",
+			(json_int_t)p->workspace[w].count));
+	return json_pack("{so so}", "launches", launches, "workspace", ws);
+}

@@ -99,4 +99,11 @@ json_t *plan_kernels(const json_t *plan);
 json_t *plan_vars(const json_t *sizes, const json_t *defines, char *err,
 	size_t errlen);
 
+/* An evaluated plan as JSON, every number resolved: {"launches": [{"kernel",
+ * "grid", "block", "cluster" (each [x, y, z]), "smem", "args": [{"kind":
+ * "buffer", "buffer"} or {"kind": "i32"|"i64"|"f32"|"f64", "value"}]}],
+ * "workspace": [{"name", "dtype", "count"}]} (a new reference), for whoever
+ * launches it without this library (an exported module). */
+json_t *plan_json(const struct plan *p);
+
 #endif

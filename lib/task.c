@@ -238,7 +238,7 @@ check_tensors(const json_t *task, const char *list, const json_t *sets,
 static int
 check_tolerance(const json_t *task, char *err, size_t errlen)
 {
-	static const char *const members[] = { "atol", "rtol", "rel_l2", "why", NULL };
+	static const char *const members[] = { "atol", "rtol", "rel_l2", "atol_rms", "why", NULL };
 	const json_t *tol = json_object_get(task, "tolerance");
 	const char *unknown;
 
@@ -250,9 +250,74 @@ check_tolerance(const json_t *task, char *err, size_t errlen)
 	    check_number(task, json_object_get(tol, "rtol"), 0, "tolerance.rtol", err, errlen) < 0 ||
 	    check_number(task, json_object_get(tol, "rel_l2"), 0, "tolerance.rel_l2", err, errlen) < 0)
 		return -1;
+	if (json_object_get(tol, "atol_rms") && check_number(task, json_object_get(tol, "atol_rms"),
+	    0, "tolerance.atol_rms", err, errlen) < 0)
+		return -1;
 	if (!is_text(json_object_get(tol, "why")))
 		return bad(err, errlen, task, "tolerance.why: say how the tolerance was chosen");
 	return 0;
+}
+
+/* An imported task's reference: the problem's own PyTorch module, run by
+ * kbench's oracle (docs/tasks.md, "Imported tasks"). */
+static int
+check_oracle(const json_t *task, const json_t *ref, char *err, size_t errlen)
+{
+	static const char *const members[] = { "oracle", "file", "source", "sizes",
+		"args", "weights", NULL };
+	const json_t *params = json_object_get(task, "params"), *v, *a;
+	const char *unknown, *k;
+	size_t i;
+
+	if ((unknown = json_unknown_member(ref, members)))
+		return bad(err, errlen, task, "reference: unknown member '%s' (an oracle "
+			"reference has no launch plan)", unknown);
+	if (!json_is_string(json_object_get(ref, "oracle")) ||
+	    strcmp(json_string_value(json_object_get(ref, "oracle")), "pytorch") != 0)
+		return bad(err, errlen, task, "reference.oracle: expected \"pytorch\"");
+	if (!is_text(json_object_get(ref, "source")))
+		return bad(err, errlen, task, "reference.source: missing (the problem's Python source)");
+	if (!json_is_array(json_object_get(ref, "sizes")))
+		return bad(err, errlen, task, "reference.sizes: expected an array of size names");
+	json_array_foreach(json_object_get(ref, "sizes"), i, v)
+		if (!json_is_string(v) || !json_object_get(params, json_string_value(v)))
+			return bad(err, errlen, task, "reference.sizes[%zu]: expected a size of params", i);
+	if (!json_is_array(json_object_get(ref, "args")))
+		return bad(err, errlen, task, "reference.args: expected an array");
+	json_array_foreach(json_object_get(ref, "args"), i, a) {
+		const json_t *in = json_object_get(a, "input");
+		if (!json_is_object(a) || json_object_size(a) != 1 ||
+		    (in ? !json_is_string(in) || !task_tensor(task, "inputs", json_string_value(in))
+		     : !(v = json_object_get(a, "value")) || json_is_object(v) || json_is_array(v)))
+			return bad(err, errlen, task, "reference.args[%zu]: expected {\"input\": "
+				"an input's name} or {\"value\": a number, boolean or null}", i);
+	}
+	if (!json_is_object(json_object_get(ref, "weights")))
+		return bad(err, errlen, task, "reference.weights: expected an object");
+	json_object_foreach(json_object_get(ref, "weights"), k, v)
+		if (!task_tensor(task, "inputs", k) || !is_text(v))
+			return bad(err, errlen, task, "reference.weights.%s: expected an input's "
+				"name mapped to the module's parameter or buffer", k);
+	return 0;
+}
+
+int
+task_oracle(const json_t *task)
+{
+	return json_object_get(json_object_get(task, "reference"), "oracle") != NULL;
+}
+
+const json_t *
+task_tensor(const json_t *task, const char *list, const char *name)
+{
+	const json_t *t;
+	size_t i;
+
+	json_array_foreach(json_object_get(task, list), i, t)
+		if (name && json_is_string(json_object_get(t, "name")) &&
+		    strcmp(json_string_value(json_object_get(t, "name")), name) == 0)
+			return t;
+	return NULL;
 }
 
 static int
@@ -265,6 +330,8 @@ check_reference(const json_t *task, char *err, size_t errlen)
 
 	if (!json_is_object(ref))
 		return bad(err, errlen, task, "reference: expected an object");
+	if (json_object_get(ref, "oracle"))
+		return check_oracle(task, ref, err, errlen);
 	if ((unknown = json_unknown_member(ref, members)))
 		return bad(err, errlen, task, "reference: unknown member '%s'", unknown);
 	if (!is_text(json_object_get(ref, "source")))
@@ -301,12 +368,15 @@ task_validate(const json_t *task, char *err, size_t errlen)
 	if (json_object_get(task, "kernelbench") && !json_is_string(json_object_get(task, "kernelbench")))
 		return bad(err, errlen, task, "kernelbench: expected a string");
 	family = json_string_value(json_object_get(task, "family"));
-	ok = family_known(family);
+	ok = family_known(family) || (family && strcmp(family, TASK_NO_FAMILY) == 0);
 	if (!ok)
 		return bad(err, errlen, task, "family: %s%s%s is not a known family", family ? "'" : "",
 			family ? family : "missing", family ? "'" : "");
 	if (!json_is_object(json_object_get(task, "spec")))
 		return bad(err, errlen, task, "spec: expected an object (may be empty)");
+	if (strcmp(family, TASK_NO_FAMILY) == 0 && json_object_size(json_object_get(task, "spec")))
+		return bad(err, errlen, task, "spec: a task of no family (\"%s\") has an empty spec",
+			TASK_NO_FAMILY);
 	params = json_object_get(task, "params");
 	if (check_size_set(task, params, NULL, "params", err, errlen) < 0)
 		return -1;

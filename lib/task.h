@@ -26,6 +26,18 @@ char *task_roots(void);
  * or -1 with err naming the task and the field that is wrong. */
 int task_validate(const json_t *task, char *err, size_t errlen);
 
+/* The family of a task that no template family serves (an imported
+ * problem's, say): kgen's rules backend has nothing for it, the llm
+ * backend does. */
+#define TASK_NO_FAMILY "none"
+
+/* Is the task's reference an oracle (the problem's PyTorch module, run by
+ * kbench's oracle process) rather than a CUDA kernel with a launch plan? */
+int task_oracle(const json_t *task);
+
+/* The input or output (list "inputs" or "outputs") of that name, or NULL. */
+const json_t *task_tensor(const json_t *task, const char *list, const char *name);
+
 /* Every set of sizes to check, params first, then check_params: a new
  * array of objects. The task must be valid. */
 json_t *task_sizes(const json_t *task);

@@ -22,7 +22,8 @@
 	X(cuMemcpyDtoDAsync) X(cuEventCreate) X(cuEventDestroy) \
 	X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) \
 	X(cuGetErrorName) X(cuGetErrorString) X(cuModuleGetGlobal) \
-	X(cuMemsetD8Async) X(cuFuncGetParamInfo) X(cuDeviceGetPCIBusId)
+	X(cuMemsetD8Async) X(cuFuncGetParamInfo) X(cuDeviceGetPCIBusId) \
+	X(cuDeviceGetUuid) X(cuIpcGetMemHandle)
 
 struct cudrv {
 #define X(name) __typeof__(name) *name;

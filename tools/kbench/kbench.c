@@ -17,7 +17,8 @@
 #include "util.h"
 #include "kbench.h"
 
-enum { O_SEED = 256, O_MIN_REPS, O_BUDGET, O_WITHOUT, O_DEVICE, O_PROBE, O_WORKER };
+enum { O_SEED = 256, O_MIN_REPS, O_BUDGET, O_WITHOUT, O_DEVICE, O_PROBE, O_WORKER,
+	O_TORCH_COMPILE };
 
 static const struct opt options[] = {
 	{ 't', 't', "timeout", "SECS", "deadline per candidate (default 60)" },
@@ -30,6 +31,8 @@ static const struct opt options[] = {
 		"restore, fresh, checks (comma-separated)" },
 	{ O_DEVICE, 0, "device", "N", "the GPU, numbered as CUDA_VISIBLE_DEVICES orders\n"
 		"them (default 0)" },
+	{ O_TORCH_COMPILE, 0, "torch-compile", NULL, "imported tasks: time torch.compile too,\n"
+		"beside PyTorch eager" },
 	{ O_PROBE, 0, "probe", NULL, "say which GPU there is (a JSON line) and exit" },
 	{ 'q', 'q', "quiet", NULL, "no progress on stderr" },
 	{ O_WORKER, 0, "worker", NULL, NULL },   /* kbench's own GPU worker */
@@ -41,7 +44,9 @@ static const struct opts cmdline = {
 	"       %s --probe [--device N]\n",
 	"Checks and times each compiled candidate on the GPU against the\n"
 	"task's reference and adds \"bench\". A record without candidate\n"
-	"benchmarks the task's reference against itself.\n",
+	"benchmarks the task's reference against itself. An imported task's\n"
+	"reference is its PyTorch module, run by an oracle process on the same\n"
+	"GPU (HTAM_PYTHON, else python3, with torch).\n",
 	options,
 	"Exit: 0 ok, 2 usage, 65 malformed record, 69 no CUDA driver or GPU.\n"
 };
@@ -132,15 +137,16 @@ judge_offline(const json_t *rec, long line)
 			st ? st : "error", why ? ": " : "", why ? why : "");
 		return bench_verdict(OUT_COMPILE_ERROR, msg);
 	}
-	if (!rcubin)
+	int oracle = task_oracle(task);
+	if (!rcubin && !oracle)
 		die_line(EXIT_DATAERR, line, "task \"%s\": no compile.reference.cubin", tid);
 	if (json_is_object(cand) && !json_is_string(json_object_get(comp, "cubin")))
 		die_line(EXIT_DATAERR, line, "task \"%s\": compile.ok is true but "
 			"compile.cubin is not a string", tid);
 	const json_t *rplan = json_object_get(json_object_get(task, "reference"), "launch");
-	if (task_plan_check(rplan, task, NULL, err, sizeof err) < 0)
+	if (!oracle && task_plan_check(rplan, task, NULL, err, sizeof err) < 0)
 		die_line(EXIT_DATAERR, line, "task \"%s\": reference.launch: %s", tid, err);
-	int fit = plan_fits_cubin(rplan, task, NULL, rcubin, err, sizeof err);
+	int fit = oracle ? 0 : plan_fits_cubin(rplan, task, NULL, rcubin, err, sizeof err);
 	if (fit < 0)
 		die_line(EXIT_DATAERR, line, "task \"%s\": %s: %s", tid, fit == -2
 			? "compile.reference.cubin" : "reference.launch", err);
@@ -173,17 +179,17 @@ make_request(const json_t *rec, long line, const struct options *o)
 	json_t *ref_cubin = json_object_get(json_object_get(comp, "reference"), "cubin");
 	int self = !json_is_object(cand);
 	json_t *defs = self ? NULL : json_object_get(cand, "defines");
-	json_t *opts = json_pack("{sI sI sI sI ss? sb sb sb}", "seeds", (json_int_t)o->seeds,
+	json_t *opts = json_pack("{sI sI sI sI ss? sb sb sb sb}", "seeds", (json_int_t)o->seeds,
 		"seed", (json_int_t)o->seed, "min_reps", (json_int_t)o->min_reps,
 		"budget_ms", (json_int_t)o->budget_ms, "dump", o->dump,
 		"restore", o->restore, "fresh_inputs", o->fresh_inputs,
-		"check_timed", o->check_timed);
+		"check_timed", o->check_timed, "torch_compile", o->torch_compile);
 	return json_pack("{sI ss sO sO sO sO sO so}", "line", (json_int_t)line,
 		"subject", self ? "reference" : "candidate", "task", task,
-		"cubin", self ? ref_cubin : json_object_get(comp, "cubin"),
-		"launch", self ? rplan : json_object_get(cand, "launch"),
+		"cubin", self ? (ref_cubin ? ref_cubin : json_null()) : json_object_get(comp, "cubin"),
+		"launch", self ? (rplan ? rplan : json_null()) : json_object_get(cand, "launch"),
 		"defines", json_is_object(defs) ? defs : json_null(),
-		"ref_cubin", ref_cubin, "opts", opts);
+		"ref_cubin", ref_cubin ? ref_cubin : json_null(), "opts", opts);
 }
 
 /* One line on stderr saying how the record fared. */
@@ -255,6 +261,7 @@ main(int argc, char **argv)
 		case 'd': o.dump = arg; break;
 		case O_WITHOUT: without(&o, arg); break;
 		case O_DEVICE: o.device = (int)opt_int("--device", arg, 0, 1023); break;
+		case O_TORCH_COMPILE: o.torch_compile = 1; break;
 		case O_PROBE: probe = 1; break;
 		case 'q': o.quiet = 1; break;
 		case O_WORKER: worker = 1; break;

@@ -24,6 +24,7 @@ struct options {
 	 * state restored before every run, fresh inputs for every timed
 	 * run, timed runs checked. */
 	int restore, fresh_inputs, check_timed;
+	int torch_compile;  /* imported tasks: the oracle times torch.compile too */
 };
 
 /* The protocol: the parent writes {"line", "subject", "task", "cubin",

@@ -24,6 +24,7 @@
 #include "util.h"
 #include "gpu.h"
 #include "kbench.h"
+#include "oracle.h"
 #include "rng.h"
 
 #define MAXT 16            /* inputs and outputs of a task */
@@ -63,6 +64,7 @@ struct refout {
 	int64_t seed;
 	unsigned long long key;
 	struct dbuf out[MAXT];
+	double rms[MAXT];      /* of each output: atol_rms is in its units */
 	struct refout *next;
 };
 
@@ -76,6 +78,7 @@ struct sizeset {
 	struct refout timed;   /* the reference on a timed run's inputs */
 	int ref_timed;
 	double ref_us;
+	double compile_us;     /* torch.compile's time (imported tasks, when asked) */
 };
 
 /* The task now loaded; a request for another task replaces it. */
@@ -85,7 +88,8 @@ static struct {
 	CUmodule refmod;
 	int n;
 	struct sizeset *s;
-	double atol, rtol, rel_l2;
+	double atol, rtol, rel_l2, atol_rms;
+	int oracle;            /* the reference is the PyTorch oracle */
 } T;
 
 /* The candidate under test. */
@@ -271,7 +275,7 @@ task_enter(const json_t *task, const char *ref_cubin, struct verdict *v)
 {
 	char key[130];
 	json_sha256_hex(task, key);
-	sha256_hex(ref_cubin, strlen(ref_cubin), key + 64);
+	sha256_hex(ref_cubin ? ref_cubin : "", ref_cubin ? strlen(ref_cubin) : 0, key + 64);
 	if (T.task && !strcmp(key, T.key))
 		return 0;
 	task_leave();
@@ -294,6 +298,8 @@ task_setup(const json_t *task, const char *ref_cubin, struct verdict *v)
 	T.rtol = json_number_value(json_object_get(tol, "rtol"));
 	T.rel_l2 = json_is_number(json_object_get(tol, "rel_l2"))
 		? json_number_value(json_object_get(tol, "rel_l2")) : INFINITY;
+	T.atol_rms = json_number_value(json_object_get(tol, "atol_rms"));
+	T.oracle = task_oracle(task);
 	json_t *sizes = task_sizes(T.task);
 	T.n = (int)json_array_size(sizes);
 	T.s = xcalloc((size_t)T.n, sizeof *T.s);
@@ -329,6 +335,12 @@ task_setup(const json_t *task, const char *ref_cubin, struct verdict *v)
 		}
 	}
 	json_decref(sizes);
+	if (T.oracle) {
+		if (oracle_start(T.task, err, sizeof err) < 0)
+			return verdict(v, OUT_CRASH, 0, "%s", err);
+		return 0;
+	}
+	oracle_stop();
 	if (load_cubin(ref_cubin, &T.refmod, NULL, NULL, err, sizeof err) < 0) {
 		T.refmod = NULL;
 		return verdict(v, OUT_REJECTED, 0, "reference: %s", err);
@@ -386,6 +398,40 @@ run_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poison
 		sizes_text(s->sizes, sz, sizeof sz);
 		return verdict(v, OUT_CRASH, 1, "%s's kernels failed at%s: %s",
 			kp == &s->ref ? "the reference" : "the candidate", sz, cudrv_strerror(e));
+	}
+	return 0;
+}
+
+/* The reference's outputs on the inputs in place, into outs: its kernel's
+ * plan, or the PyTorch oracle for an imported task. Then each output's
+ * rms, which atol_rms is a multiple of. */
+static int
+ref_run(struct sizeset *s, struct refout *r, struct verdict *v)
+{
+	if (!T.oracle) {
+		if (run_plan(&s->ref, s, r->out, POISON_A, NULL, v) < 0)
+			return -1;
+	} else {
+		struct oracle_tensor ot[MAXT];
+		char err[1024];
+		for (int i = 0; i < s->nt; i++) {
+			if (!s->t[i].input)
+				GPU(dbuf_poison(&r->out[i], POISON_A));
+			ot[i] = (struct oracle_tensor){ s->t[i].name,
+				s->t[i].input ? &s->t[i].buf : &r->out[i], s->t[i].input,
+				s->t[i].dt, s->t[i].ndim, s->t[i].shape };
+		}
+		if (oracle_run((int)(s - T.s), s->sizes, s->nt, ot, err, sizeof err) < 0)
+			return verdict(v, OUT_CRASH, 0, "%s", err);
+	}
+	for (int i = 0; i < s->nt; i++) {
+		struct kb_stats st;
+		r->rms[i] = 0;
+		if (s->t[i].input || T.atol_rms <= 0)
+			continue;
+		GPU(gpu_compare(r->out[i].ptr, r->out[i].ptr, s->t[i].count, s->t[i].dt, 0, 0, 0,
+			&st));
+		r->rms[i] = sqrt(st.sq_ref / (double)(s->t[i].count ? s->t[i].count : 1));
 	}
 	return 0;
 }
@@ -492,7 +538,7 @@ ref_outputs(struct sizeset *s, int64_t seed, const unsigned long long *sum0,
 		}
 	}
 	int bad;
-	if (run_plan(&s->ref, s, r->out, POISON_A, NULL, v) < 0 || checksums(s, sum1, v) < 0) {
+	if (ref_run(s, r, v) < 0 || checksums(s, sum1, v) < 0) {
 		refout_free(r);
 		return NULL;
 	}
@@ -595,8 +641,8 @@ compare(struct sizeset *s, struct refout *r, int64_t seed, unsigned poison,
 		struct kb_stats st;
 		if (x->input)
 			continue;
-		GPU(gpu_compare(x->buf.ptr, r->out[i].ptr, x->count, x->dt, T.atol, T.rtol,
-			r->key, &st));
+		GPU(gpu_compare(x->buf.ptr, r->out[i].ptr, x->count, x->dt,
+			T.atol + T.atol_rms * r->rms[i], T.rtol, r->key, &st));
 		double l2 = st.sq_ref > 0 ? sqrt(st.sq_diff / st.sq_ref)
 			: st.sq_diff > 0 ? INFINITY : 0;
 		acc->max_abs = fmax(acc->max_abs, st.max_abs);
@@ -838,7 +884,7 @@ timed_check(struct cand *c, int rep, int64_t seed, const unsigned long long *bef
 			GPU(dbuf_alloc(&r->out[i], (size_t)s->t[i].count * dtype_size(s->t[i].dt)));
 	r->seed = seed;
 	r->key = 0;
-	if (run_plan(&s->ref, s, r->out, POISON_A, NULL, v) < 0)
+	if (ref_run(s, r, v) < 0)
 		return -1;
 	int rc = compare(s, r, seed, POISON_A, acc, v);
 	/* The reference's answer does not stay in memory for a later run. */
@@ -964,6 +1010,43 @@ out:
 	return ok ? 0 : -1;
 }
 
+/* PyTorch's own times at the benchmark size, on inputs drawn as for a
+ * trial, into the size set's ref_us (eager) and compile_us. */
+static int
+oracle_timing(const json_t *opts, struct verdict *v)
+{
+	struct sizeset *s = &T.s[0];
+	struct oracle_tensor ot[MAXT];
+	char err[1024];
+	if (tensors_ready(s, v) < 0 || fill_inputs(s, json_integer_value(json_object_get(opts,
+		"seed")), v) < 0)
+		return -1;
+	for (int i = 0; i < s->nt; i++)
+		ot[i] = (struct oracle_tensor){ s->t[i].name, &s->t[i].buf, s->t[i].input,
+			s->t[i].dt, s->t[i].ndim, s->t[i].shape };
+	if (oracle_time(s->sizes, s->nt, ot, opts, &s->ref_us, &s->compile_us, err,
+		sizeof err) < 0)
+		return verdict(v, OUT_CRASH, 0, "%s", err);
+	return 0;
+}
+
+/* A record without a candidate, of an imported task: there is no kernel
+ * to check, only PyTorch to time; its eager time is the record's. */
+static int
+oracle_alone(const json_t *opts, struct timing *tm, struct acc *acc, struct verdict *v)
+{
+	acc->ms_lock_wait += gpu_lock();
+	double t0 = now_ms();
+	int r = oracle_timing(opts, v);
+	acc->ms_ref += now_ms() - t0;
+	gpu_unlock();
+	if (r < 0)
+		return -1;
+	T.s[0].ref_timed = 1;
+	*tm = (struct timing){ T.s[0].ref_us, T.s[0].ref_us, T.s[0].ref_us, 1 };
+	return 0;
+}
+
 /* The checks and timings of one request, filling acc, tm and ref time. */
 static int
 bench(const json_t *req, struct cand *c, struct acc *acc, struct timing *tm,
@@ -981,6 +1064,8 @@ bench(const json_t *req, struct cand *c, struct acc *acc, struct timing *tm,
 		return -1;
 	if (T.n > 32)
 		return verdict(v, OUT_REJECTED, 0, "more than 32 size sets");
+	if (T.oracle && !json_is_string(json_object_get(req, "cubin")))
+		return oracle_alone(opts, tm, acc, v);
 	if (load_cubin(json_string_value(json_object_get(req, "cubin")), &c->mod, &bin,
 		&len, why, sizeof why) < 0) {
 		c->mod = NULL;
@@ -1009,8 +1094,10 @@ bench(const json_t *req, struct cand *c, struct acc *acc, struct timing *tm,
 	if (timed == 0 && !T.s[0].ref_timed) {
 		struct timing rt;
 		t0 = now_ms();
-		timed = time_plan(&T.s[0].ref, NULL, opts, &rt, acc, v);
-		T.s[0].ref_us = rt.median;
+		timed = T.oracle ? oracle_timing(opts, v)
+			: time_plan(&T.s[0].ref, NULL, opts, &rt, acc, v);
+		if (!T.oracle)
+			T.s[0].ref_us = rt.median;
 		T.s[0].ref_timed = timed == 0;
 		acc->ms_ref += now_ms() - t0;
 	}
@@ -1058,6 +1145,10 @@ serve(const json_t *req, int *fatal)
 		json_object_set_new(b, "time_us", json_pack("{sf sf sf si}", "median",
 			tm.median, "min", tm.min, "max", tm.max, "reps", tm.reps));
 		json_object_set_new(b, "ref_time_us", json_real(s->ref_us));
+		if (T.oracle)
+			json_object_set_new(b, "oracle", json_pack("{ss sf so}", "reference",
+				"pytorch", "eager_us", s->ref_us, "compile_us", s->compile_us > 0
+				? json_real(s->compile_us) : json_null()));
 		json_object_set_new(b, "speedup", json_real(s->ref_us / tm.median));
 		json_object_set_new(b, "gbps", json_real((double)s->bytes / tm.median / 1e3));
 		json_object_set_new(b, "tflops", json_real((double)s->flops / tm.median / 1e6));
@@ -1150,5 +1241,6 @@ worker_main(int device)
 	}
 	jsonl_close(in);
 	task_leave();
+	oracle_stop();
 	return EXIT_OK;
 }

@@ -517,6 +517,9 @@ rules_generate(const json_t *state, int k, const json_t *seen,
 	*notes = NULL;
 	if (!json_is_object(task) || !fname)
 		return errf(err, errlen, "the state has no task with a family"), NULL;
+	if (strcmp(fname, TASK_NO_FAMILY) == 0)
+		return errf(err, errlen, "no template family serves this task (its family is "
+			"\"%s\"): the llm backend writes kernels for any task", TASK_NO_FAMILY), NULL;
 	dir = rules_templates_dir(templates_dir);
 	family = rules_family_load(dir, fname, err, errlen);
 	free(dir);

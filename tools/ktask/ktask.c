@@ -8,6 +8,7 @@
 #include "die.h"
 #include "expr.h"
 #include "jsonl.h"
+#include "plan.h"
 #include "task.h"
 #include "opt.h"
 #include "util.h"
@@ -214,6 +215,47 @@ evaluated(const json_t *task)
 		H200_COPY_BYTES_PER_S, H200_FP32_FLOPS_PER_S));
 }
 
+/* Every size set of the task (params, then check_params) with each
+ * tensor's shape and the candidate's launch plan evaluated there, for an
+ * exported module that launches the kernel without htam. A plan that does
+ * not evaluate exits 65. */
+static json_t *
+evaluated_sets(const json_t *task, const json_t *cand, long line)
+{
+	json_t *sets = task_sizes(task), *out = json_array(), *sizes;
+	const json_t *defines = json_object_get(cand, "defines");
+	const char *lists[] = { "inputs", "outputs" };
+	struct plan *p = xmalloc(sizeof *p);
+	char e[512];
+	size_t i, j, k;
+	const json_t *t, *d;
+	int64_t v;
+
+	if (!json_is_object(defines))
+		defines = NULL;
+	json_array_foreach(sets, i, sizes) {
+		json_t *shapes = json_object();
+		for (size_t l = 0; l < LEN(lists); l++)
+			json_array_foreach(json_object_get(task, lists[l]), j, t) {
+				json_t *shape = json_array();
+				json_array_foreach(json_object_get(t, "shape"), k, d)
+					if (expr_eval_json(d, sizes, &v, e, sizeof e) == 0)
+						json_array_append_new(shape, json_integer(v));
+				json_object_set_new(shapes, json_string_value(json_object_get(t, "name")),
+					shape);
+			}
+		json_t *vars = plan_vars(sizes, defines, e, sizeof e);
+		if (!vars || plan_eval(json_object_get(cand, "launch"), task, vars, p, e, sizeof e) < 0)
+			die_line(EXIT_DATAERR, line, "candidate.launch at size set %zu: %s", i, e);
+		json_decref(vars);
+		json_array_append_new(out, json_pack("{sO so so}", "sizes", sizes, "shapes", shapes,
+			"plan", plan_json(p)));
+	}
+	free(p);
+	json_decref(sets);
+	return out;
+}
+
 /* ktask --sizes -: the sizes of the task of each record on stdin, which
  * need not be a whole task: its params and whichever of bytes, flops and
  * tensors it has. A size that does not evaluate exits 65 naming it. */
@@ -237,6 +279,9 @@ sizes_of_records(void)
 				die_line(EXIT_DATAERR, jsonl_line(in), "task.%s: %s", exprs[k], e);
 		}
 		json_t *out = evaluated(task);
+		const json_t *cand = json_object_get(rec, "candidate");
+		if (json_is_object(json_object_get(cand, "launch")))
+			json_object_set_new(out, "sets", evaluated_sets(task, cand, jsonl_line(in)));
 		jsonl_put(stdout, out);
 		json_decref(out);
 		json_decref(rec);

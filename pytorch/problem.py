@@ -1,0 +1,197 @@
+"""problem.py: a KernelBench-style problem file, loaded at any sizes.
+
+A problem file defines a Model (an nn.Module), get_inputs() and
+get_init_inputs(), and sets its sizes as module-level integers
+(batch_size = 16, M = 1024 * 2, depth, height, width = (16, 32, 32)).
+Problem.namespace(sizes) runs the file with those integers replaced, so
+everything computed from them (a bias_shape, the inputs, the
+constructor's arguments) follows. The importer, the oracle and exported
+modules all load problems this way.
+"""
+import ast
+import operator
+
+_INT_OPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod,
+}
+
+
+def fold_int(node):
+    """The value of an expression of integer literals, or None."""
+    if isinstance(node, ast.Constant):
+        v = node.value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = fold_int(node.operand)
+        return None if v is None else -v
+    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPS:
+        a, b = fold_int(node.left), fold_int(node.right)
+        if a is None or b is None:
+            return None
+        if isinstance(node.op, ast.Pow) and (b < 0 or b > 64):
+            return None
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and b == 0:
+            return None
+        return _INT_OPS[type(node.op)](a, b)
+    return None
+
+
+def _leaves(target, value):
+    """(name, int) pairs of an assignment of integers to names, or None
+    when the statement assigns anything else."""
+    if isinstance(target, ast.Name):
+        v = fold_int(value)
+        return None if v is None else [(target.id, v)]
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts):
+        out = []
+        for t, v in zip(target.elts, value.elts):
+            sub = _leaves(t, v)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    return None
+
+
+class Problem:
+    """A problem file: its text, its module-level integer sizes in the
+    order the file sets them, and a way to run it at other sizes."""
+
+    def __init__(self, source, path="problem.py"):
+        self.source = source
+        self.path = path
+        self.tree = ast.parse(source, path)
+        self.sizes = {}
+        for st in self.tree.body:
+            for name, v in self._int_assign(st) or []:
+                self.sizes.setdefault(name, v)
+
+    @staticmethod
+    def _int_assign(st):
+        if not isinstance(st, ast.Assign):
+            return None
+        out = []
+        for t in st.targets:
+            sub = _leaves(t, st.value)
+            if sub is None:
+                return None
+            out += sub
+        return out
+
+    def namespace(self, sizes=None):
+        """Runs the file with the integers in sizes (name -> int) in place
+        of its own and returns its globals."""
+        sizes = sizes or {}
+        body = []
+        for st in self.tree.body:
+            pairs = self._int_assign(st)
+            if pairs is None:
+                body.append(st)
+                continue
+            for name, v in pairs:
+                a = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                               value=ast.Constant(value=int(sizes.get(name, v))))
+                body.append(ast.copy_location(a, st))
+        mod = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
+        ns = {"__name__": "__htam_problem__", "__file__": self.path}
+        exec(compile(mod, self.path, "exec"), ns)
+        for need in ("Model", "get_inputs", "get_init_inputs"):
+            if need not in ns:
+                raise ProblemError("defines no %s" % need)
+        return ns
+
+    def forward_text(self):
+        """The forward's return expression when it is a single statement,
+        else a pointer to the file."""
+        for st in self.tree.body:
+            if isinstance(st, ast.ClassDef) and st.name == "Model":
+                for f in st.body:
+                    if isinstance(f, ast.FunctionDef) and f.name == "forward":
+                        body = [b for b in f.body if not (isinstance(b, ast.Expr)
+                                and isinstance(b.value, ast.Constant))]
+                        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value:
+                            return ast.unparse(body[0].value)
+        return "Model.forward (%s)" % self.path
+
+    def docline(self):
+        """The first line of Model's docstring, or None."""
+        for st in self.tree.body:
+            if isinstance(st, ast.ClassDef) and st.name == "Model":
+                d = ast.get_docstring(st)
+                if d:
+                    return " ".join(d.strip().splitlines()[0].split())
+        return None
+
+
+class ProblemError(Exception):
+    """A problem file that cannot be used, with the reason."""
+
+
+def torch_modules():
+    """torch, with the settings every htam PyTorch run uses: no TF32 in
+    matrix products or convolutions (fp32 means fp32)."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    return torch
+
+
+TORCH_DT_NAMES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64"}
+
+
+def _torch():
+    import torch
+    return torch
+
+
+class _Dtypes(dict):
+    def __missing__(self, k):
+        return getattr(_torch(), TORCH_DT_NAMES[k])
+
+
+TORCH_DT = _Dtypes()
+
+
+def draw_tensor(spec, shape, dtype, gen, device="cpu"):
+    """A tensor drawn as a task's init says (kbench draws its own by the
+    same specification on the device; this one serves the CPU checks)."""
+    torch = _torch()
+    d = spec
+    if d["dist"] == "randint":
+        return torch.randint(int(d["low"]), int(d["high"]), shape, generator=gen).to(dtype)
+    if d["dist"] == "normal":
+        t = torch.randn(shape, generator=gen, dtype=torch.float64).mul(d["std"]).add(d["mean"])
+    else:
+        t = torch.rand(shape, generator=gen, dtype=torch.float64).mul(d["high"] - d["low"]).add(d["low"])
+    if "scale" in d:
+        s = d["scale"]
+        t = t * (s["low"] + (s["high"] - s["low"]) * float(torch.rand((), generator=gen,
+                                                                        dtype=torch.float64)))
+    return t.to(dtype)
+
+
+def call(model, tensors, ref, dtype=None):
+    """The module's forward on a task's tensors (name -> tensor): its
+    parameters and buffers replaced by the task's (buffers copied, as a
+    forward may update one: batch norm's running statistics), then its
+    arguments in order (constants as the problem has them). Float tensors
+    are cast to dtype when one is given."""
+    torch = _torch()
+
+    def cast(t):
+        return t.to(dtype) if dtype is not None and t.is_floating_point() else t
+    buffers = {k for k, _ in model.named_buffers()}
+    state = {k: (cast(tensors[n]).clone() if k in buffers or dtype is not None else tensors[n])
+             for n, k in ref["weights"].items()}
+    args = [(cast(tensors[a["input"]]).clone() if dtype is not None else tensors[a["input"]])
+            if "input" in a else a["value"] for a in ref["args"]]
+    with torch.no_grad():
+        return torch.func.functional_call(model, state, tuple(args))
+
+
+def sizes_of(ref, sizes):
+    """The problem's own integers at a task's size set."""
+    return {n: sizes[n] for n in ref["sizes"]}

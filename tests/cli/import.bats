@@ -1,0 +1,204 @@
+#!/usr/bin/env bats
+# htam import: PyTorch problem files (KernelBench's form) into task folders
+# whose reference is the problem's own module, and htam export: a kernel
+# back into PyTorch as a ModelNew. The GPU half (the oracle on kbench's
+# buffers, exported modules launching kernels) is tests/gpu/oracle.bats;
+# here PyTorch runs on the CPU. The problems of tests/data/problems are
+# ours; KernelBench's own (levels 1 and 2, ../shared/kernelbench, or
+# $HTAM_KERNELBENCH) are used where this machine has them.
+
+bats_require_minimum_version 1.5.0
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+htam=$ROOT/bin/htam
+P=$ROOT/tests/data/problems
+KB=${HTAM_KERNELBENCH:-$ROOT/../shared/kernelbench}
+PY=${HTAM_PYTHON:-python3}
+
+setup_file() {
+	export HTAM_CACHE=$BATS_FILE_TMPDIR/cache
+	"$PY" -c 'import torch' 2>/dev/null || return 0
+	"$htam" import --into "$BATS_FILE_TMPDIR/ours" "$P" >"$BATS_FILE_TMPDIR/ours.jsonl" \
+		2>"$BATS_FILE_TMPDIR/ours.err"
+}
+
+setup() {
+	export HTAM_CACHE=$BATS_FILE_TMPDIR/cache
+	"$PY" -c 'import torch' 2>/dev/null || skip "no PyTorch for $PY (scripts/setup installs it)"
+	O=$BATS_FILE_TMPDIR/ours
+}
+
+status_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .status' "$BATS_FILE_TMPDIR/ours.jsonl"; }
+why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR/ours.jsonl"; }
+
+@test "each problem file gets one line: imported (with its family) or refused, and why" {
+	[ "$(wc -l <"$BATS_FILE_TMPDIR/ours.jsonl")" -eq "$(ls "$P"/*.py | wc -l)" ]
+	[ "$(status_of scaled_tanh.py)" = imported ]
+	[ "$(status_of linear_relu.py)" = imported ]
+	[ "$(status_of group_norm.py)" = imported ]
+	[ "$(status_of dropout.py)" = refused ]
+	[[ $(why_of dropout.py) == "the forward is random (bernoulli_.float)"* ]]
+	[[ $(why_of half.py) == "input x is torch.float16 (htam serves f32, f64, i32, i64)" ]]
+	[[ $(why_of no_model.py) == "the file defines no Model" ]]
+	[[ $(why_of not_python.py) == "not Python: "* ]]
+	# and a person reads the same on stderr
+	grep -q "htam import: $P/dropout.py: refused: the forward is random" "$BATS_FILE_TMPDIR/ours.err"
+}
+
+@test "an imported task: the problem's sizes, small odd check sizes, inputs with their draws, the module's weights as inputs" {
+	t=$O/linear_relu/task.json
+	jq -e '.params == {"batch": 256, "in_features": 1024, "out_features": 512}' "$t"
+	jq -e '.check_params | length >= 2 and all(.[]; .batch < 64 and .in_features < 64)' "$t"
+	jq -e '[.inputs[].name] == ["x", "fc_weight", "fc_bias"]' "$t"
+	# rand * 2 - 1 is uniform on [-1, 1]; nn.Linear's weights uniform on 1/sqrt(fan_in)
+	jq -e '.inputs[0].init == {"dist": "uniform", "low": -1, "high": 1}' "$t"
+	jq -e '(.inputs[1].init.high - 0.03125 | fabs) < 1e-12 and .inputs[1].shape == ["out_features", "in_features"]' "$t"
+	jq -e '.reference | .oracle == "pytorch" and .file == "problem.py" and
+		.weights == {"fc_weight": "fc.weight", "fc_bias": "fc.bias"} and .args == [{"input": "x"}]' "$t"
+	jq -e '.flops == "2*batch*in_features*out_features + 2*batch*out_features"' "$t"
+	cmp "$P/linear_relu.py" "$O/linear_relu/problem.py"
+	# ktask loads it as any task, with the problem's source inlined
+	ktask "$O/linear_relu" | jq -e '.task.reference.source | startswith("# F.linear")'
+}
+
+@test "the family and spec come from the traced graph: a map's expression, a product's epilogue" {
+	jq -e '.family == "elementwise" and .spec == {"expr": "tanhf((x * 0.5f))", "numel": "cols*rows"}' \
+		"$O/scaled_tanh/task.json"
+	jq -e '.family == "gemm" and .spec.b_layout == "nk" and .spec.bias and
+		.spec.epilogue == "fmaxf(v, 0.0f)" and .spec.m == "batch" and .spec.k == "in_features"' \
+		"$O/linear_relu/task.json"
+	jq -e '.family == "none" and .spec == {}' "$O/group_norm/task.json"
+	# a constant initialisation (GroupNorm's weight 1, bias 0) is drawn around it
+	jq -e '.inputs[1].init == {"dist": "uniform", "low": 0.5, "high": 1.5}' "$O/group_norm/task.json"
+}
+
+@test "tolerances by the stated policy: measured against float64, grown, with floors, below 1e-2 (an all-zero output, at relative L2 1, fails)" {
+	for t in "$O"/*/task.json; do
+		jq -e '.tolerance | .rel_l2 >= 1e-5 and .rel_l2 <= 1e-2 and .atol_rms >= 1e-5 and
+			(.why | startswith("imported: PyTorch fp32 against float64"))' "$t"
+	done
+	jq -e '.tolerance.rel_l2 >= 5e-5' "$O/linear_relu/task.json"   # a product: tensor-core floor
+}
+
+@test "the check sizes are valid: the module runs on each, on the CPU, within its tolerance of float64" {
+	run "$PY" "$ROOT/pytorch/oracle.py" --check --f64 "$O"/*/
+	echo "$output" | tail -3
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -s 'length')" -eq "$(jq -s 'map(.check_params | length) | add' "$O"/*/task.json)" ]
+	echo "$output" | jq -se 'all(.[]; .ok and .of_tolerance < 1)'
+}
+
+@test "imported tasks through the stages: kgen's rules for a served family, kcompile with no reference to compile" {
+	cd "$BATS_TEST_TMPDIR"
+	for t in scaled_tanh linear_relu; do
+		ktask --state "$O/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 2 | kcompile >c.jsonl
+		jq -se 'length == 2 and all(.[]; .compile.ok and .compile.reference.status == "oracle")' c.jsonl
+	done
+	ktask --state "$O/group_norm" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 1 >g.jsonl
+	jq -e '.candidate.status == "gen_error" and (.candidate.reason | contains("llm backend"))' g.jsonl
+}
+
+@test "a broken oracle reference is refused by name" {
+	t=$(jq -c . "$O/scaled_tanh/task.json")
+	mkdir -p "$BATS_TEST_TMPDIR/bad"
+	for edit in '.reference.oracle = "tensorflow"' '.reference.weights = {"nosuch": "w"}' \
+		'.reference.args = [{"input": "nosuch"}]' '.reference.sizes = ["nosuch"]' \
+		'.reference.launch = {"launches": []}' '.family = "none"'; do
+		rm -rf "$BATS_TEST_TMPDIR/bad/scaled_tanh"
+		cp -r "$O/scaled_tanh" "$BATS_TEST_TMPDIR/bad/"
+		jq "$edit" <<<"$t" >"$BATS_TEST_TMPDIR/bad/scaled_tanh/task.json"
+		run ktask "$BATS_TEST_TMPDIR/bad/scaled_tanh"
+		echo "$edit: $output"
+		[ "$status" -eq 65 ]
+		[[ $output == *"task \"scaled_tanh\": "@(reference|spec)* ]]
+	done
+}
+
+@test "export writes a ModelNew that is Model's drop-in (its own constructor and weights; off the GPU, Model's forward)" {
+	cd "$BATS_TEST_TMPDIR"
+	ktask --state "$O/linear_relu" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 1 >c.jsonl
+	"$PY" "$ROOT/pytorch/export.py" c.jsonl -o new.py
+	grep -q '^class ModelNew(Model):' new.py
+	grep -q '^def get_inputs' new.py
+	"$PY" - <<-'PY'
+	import importlib.util, torch, warnings
+	spec = importlib.util.spec_from_file_location("new", "new.py")
+	m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+	m.batch, m.in_features, m.out_features = 7, 11, 5
+	torch.manual_seed(3); a = m.Model(*m.get_init_inputs())
+	torch.manual_seed(3); b = m.ModelNew(*m.get_init_inputs())
+	assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+	x = m.get_inputs()
+	with warnings.catch_warnings(record=True) as w:
+	    warnings.simplefilter("always")
+	    assert torch.equal(a(*x), b(*x))
+	assert any("running Model.forward" in str(i.message) for i in w)
+	PY
+	# --kernelbench: a solution file, without the problem's sizes and inputs
+	"$PY" "$ROOT/pytorch/export.py" --kernelbench c.jsonl -o kb.py
+	! grep -q '^def get_inputs' kb.py
+	grep -q '^class Model(nn.Module):' kb.py
+	# a task of the pack has no Model to stand in for
+	ktask --state relu | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 1 >p.jsonl
+	run "$PY" "$ROOT/pytorch/export.py" p.jsonl -o p.py
+	[ "$status" -ne 0 ]
+	[[ $output == *"is not an imported one"* ]]
+}
+
+@test "htam export finds a run's best kernel, and says when there is none" {
+	cd "$BATS_TEST_TMPDIR"
+	run "$htam" export nosuch linear_relu
+	[ "$status" -eq 65 ]
+	[[ $output == *"run nosuch has no task linear_relu"* ]]
+	mkdir -p runs/r/linear_relu
+	ktask --state --run r "$O/linear_relu" >runs/r/linear_relu/state-0.jsonl
+	run "$htam" export r linear_relu
+	[ "$status" -eq 65 ]
+	[[ $output == *"has no correct kernel yet"* ]]
+	# a state whose best is a kernel (kgen's, here; a run's after kbench)
+	ktask --state --run r "$O/linear_relu" | htg-select --db m.db | htg-retrieve --db m.db |
+		kgen -k 1 | jq -c '. + {best: {candidate: .candidate}, step: 1}' >runs/r/linear_relu/state-1.jsonl
+	run "$htam" export r linear_relu
+	[ "$status" -eq 0 ]
+	grep -q '^class ModelNew(Model):' runs/r/linear_relu/best/model_new.py
+}
+
+@test "KernelBench levels 1 and 2: every problem imports or is refused with its reason, and the served ones get their family" {
+	[[ -d $KB/level1 && -d $KB/level2 ]] || skip "no KernelBench problems here ($KB)"
+	echo "# importing $(ls "$KB"/level1/*.py "$KB"/level2/*.py | wc -l) problems (about half a minute)" >&3
+	out=$BATS_FILE_TMPDIR/kb
+	"$htam" import -q --into "$out" "$KB/level1" "$KB/level2" >"$out.jsonl"
+	[ "$(wc -l <"$out.jsonl")" -eq "$(ls "$KB"/level1/*.py "$KB"/level2/*.py | wc -l)" ]
+	jq -se 'all(.[]; (.status == "imported" and (.task | length) > 0) or
+		(.status == "refused" and (.why | length) > 0 and (.why | startswith("importer failed") | not)))' "$out.jsonl"
+	jq -r 'select(.status == "imported") | .task' "$out.jsonl" | while read -r t; do
+		ktask "$out/$t" >/dev/null
+	done
+	# what a person expects of the problems our families serve
+	fam() { jq -r --arg id "$1" 'select(.task == $id) | .family' "$out.jsonl"; }
+	spec() { jq -c .spec "$out/$1/task.json"; }
+	[ "$(fam kb1_19_relu)" = elementwise ]
+	[ "$(spec kb1_19_relu)" = '{"expr":"fmaxf(x, 0.0f)","numel":"batch_size*dim"}' ]
+	[ "$(spec kb1_23_softmax)" = '{"op":"softmax","rows":"batch_size","cols":"dim"}' ]
+	[ "$(spec kb1_38_l1norm)" = '{"op":"l1","rows":"batch_size","cols":"dim"}' ]
+	[ "$(spec kb1_36_rmsnorm)" = '{"op":"rms","eps":1e-05,"outer":"batch_size","channels":"features","inner":"dim1*dim2"}' ]
+	[ "$(spec kb1_40_layernorm)" = '{"eps":1e-05,"rows":"batch_size","cols":"dim1*dim2*features"}' ]
+	[ "$(spec kb1_47_sum_reduction_over_a_dimension)" = '{"op":"sum","outer":"batch_size","reduce":"dim1","inner":"dim2"}' ]
+	[ "$(spec kb1_51_argmax_over_a_dimension)" = '{"op":"argmax","outer":"batch_size","reduce":"dim1","inner":"dim2"}' ]
+	[ "$(spec kb1_37_frobeniusnorm)" = '{"op":"fro_normalize","numel":"batch_size*dim1*dim2*features"}' ]
+	# input_shape = (32768,) is a tuple, not a size: it stays a number
+	[ "$(spec kb1_94_mseloss)" = '{"op":"mse","numel":"32768*batch_size"}' ]
+	[ "$(spec kb1_95_crossentropyloss)" = '{"op":"cross_entropy","rows":"batch_size","cols":"num_classes"}' ]
+	[ "$(spec kb1_1_square_matrix_multiplication)" = '{"batched":false,"b_layout":"kn","bias":false,"epilogue":"v","batch":1,"m":"N","n":"N","k":"N"}' ]
+	[ "$(spec kb1_3_batched_matrix_multiplication)" = '{"batched":true,"b_layout":"kn","bias":false,"epilogue":"v","batch":"batch_size","m":"m","n":"n","k":"k"}' ]
+	[ "$(spec kb1_4_matrix_vector_multiplication)" = '{"m":"M","k":"K"}' ]
+	[ "$(spec kb1_10_3d_tensor_matrix_multiplication | jq -r .m)" = 'M*N' ]
+	[ "$(fam kb1_63_conv_standard_2d__square_input__square_kernel)" = none ]
+	jq -e '.spec.b_layout == "nk" and .spec.bias and (.spec.epilogue | contains("erff"))' \
+		"$out/kb2_86_matmul_divide_gelu/task.json"
+	jq -se 'map(select(.file | endswith("66_Matmul_Dropout_Softmax.py"))) | .[0].status == "refused"' "$out.jsonl"
+	echo "# the check sizes of every imported problem, on the CPU" >&3
+	run "$PY" "$ROOT/pytorch/oracle.py" --check "$out"/*/
+	echo "$output" | jq -c 'select(.ok | not)' | head -5
+	[ "$status" -eq 0 ]
+}

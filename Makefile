@@ -123,7 +123,8 @@ fuzz:
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the tools and htam into
 # PREFIX/bin, their manuals into PREFIX/share/man/man1, and what they read
-# (the pack, the pipelines, the template families, the prompts) into
+# (the pack, the pipelines, the template families, the prompts, the
+# PyTorch side of import, export and kbench's oracle) into
 # PREFIX/share/htam, where the installed tools find it.
 PREFIX ?= /usr/local
 SHARE := $(DESTDIR)$(PREFIX)/share/htam
@@ -131,8 +132,10 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(SHARE)
 	install -m 755 $(TOOLS:%=$(BIN)/%) bin/htam $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(wildcard tools/*/*.1) docs/htam.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	rm -rf $(SHARE)/tasks $(SHARE)/pipelines $(SHARE)/templates $(SHARE)/prompts
+	rm -rf $(SHARE)/tasks $(SHARE)/pipelines $(SHARE)/templates $(SHARE)/prompts $(SHARE)/pytorch
 	cp -R tasks pipelines $(SHARE)/
+	install -d $(SHARE)/pytorch
+	install -m 644 pytorch/*.py $(SHARE)/pytorch/
 	cp -R tools/kgen/templates $(SHARE)/templates
 	cp -R tools/kgen/prompts $(SHARE)/prompts
 

@@ -151,8 +151,8 @@ def classify_sizes(problem, base):
             continue
         try:
             r = meta_run(problem, {name: v + 1})
-        except _Invalid:
-            fixed[name] = v
+        except _Invalid as e:
+            fixed[name] = (v, "%s=%d breaks the problem (%s)" % (name, v + 1, e))
             continue
         if r.in_shapes() != ref:
             sizes[name] = v
@@ -187,6 +187,11 @@ def candidates(sizes):
         yield dict(keep, **h)
         yield dict(keep, **{n: v + 1 for n, v in h.items()})
         yield dict(keep, **{n: v + (1 if i % 2 else 0) for i, (n, v) in enumerate(h.items())})
+    # one size at a time (a batch, say), the others as the problem has them
+    for n in order:
+        for v in (3, 5, 2, 1):
+            if v < sizes[n]:
+                yield dict(sizes, **{n: v})
     import random
     rng = random.Random(12345)
     for _ in range(24):
@@ -204,7 +209,7 @@ def choose_checks(problem, sizes, base_run, want=3):
     """At least two check size sets on which the problem runs (on the CPU,
     for real), each different from the benchmark sizes and from the
     others; the first error seen when none is found."""
-    chosen, runs, first_err = [], [], None
+    chosen, runs, first_err, costly = [], [], None, 0
     base = {n: v for n, v in sizes.items()}
     for cand in candidates(sizes):
         if cand == base or cand in chosen:
@@ -212,6 +217,7 @@ def choose_checks(problem, sizes, base_run, want=3):
         try:
             r = meta_run(problem, cand)
             if not cost_ok(r):
+                costly += 1
                 continue
             if len(r.forward.ops) != len(base_run.forward.ops) or \
                     [o.name for o in r.forward.ops] != [o.name for o in base_run.forward.ops]:
@@ -226,8 +232,12 @@ def choose_checks(problem, sizes, base_run, want=3):
         if len(chosen) == want:
             break
     if len(chosen) < 2:
+        why = [first_err] if first_err else []
+        if costly:
+            why.append("%d size sets that run cost more than a CPU check may (%d elements, "
+                       "%.0e flops)" % (costly, CHECK_MAX_ELEMENTS, CHECK_MAX_FLOPS))
         raise Refused("no two small size sets on which the problem runs%s" %
-                      (" (%s)" % first_err if first_err else ""))
+                      (" (%s)" % "; ".join(why) if why else ""))
     return chosen, runs
 
 
@@ -443,12 +453,9 @@ def evaluate_randint_bounds(spec, sizes):
     return d
 
 
-def measure(problem, task, sets, args_spec):
-    """Worst errors of the fp32 forward against the float64 one over the
-    check sets and seeds: (rel_l2, max_abs / rms, per-set depth) and the
-    float64 outputs' rms at each set."""
-    worst_l2 = worst_el = 0.0
-    zero_everywhere = True
+def trials(problem, task, sets):
+    """(sizes, tensors, fp32 outputs, float64 outputs) at every check set
+    and seed, on the CPU, on inputs drawn as the task says."""
     for k, sizes in enumerate(sets[1:], start=1):
         ns = problem.namespace({n: sizes[n] for n in task["reference"]["sizes"]})
         for seed in SEEDS:
@@ -457,29 +464,77 @@ def measure(problem, task, sets, args_spec):
             model = ns["Model"](*ns["get_init_inputs"]())
             tensors = {}
             for t in task["inputs"]:
-                shape = [sizes[d] if isinstance(d, str) else d for d in (_eval_shape(t["shape"], sizes))]
-                tensors[t["name"]] = draw_tensor(evaluate_randint_bounds(t["init"], sizes), shape,
+                tensors[t["name"]] = draw_tensor(evaluate_randint_bounds(t["init"], sizes),
+                                                 _eval_shape(t["shape"], sizes),
                                                  TORCH_DT[t["dtype"]], gen)
             y32 = _outputs(call(model, tensors, task["reference"], torch.float32))
             y64 = _outputs(call(copy.deepcopy(model).double(), tensors, task["reference"],
                                 torch.float64))
-            for a, b in zip(y32, y64):
-                if not a.dtype.is_floating_point:
-                    if not torch.equal(a.long(), b.long()):
-                        worst_l2 = max(worst_l2, 1e-7)
-                    continue
-                b64 = b.double()
-                d = (a.double() - b64)
-                nb = float(b64.norm())
-                if not math.isfinite(nb) or not math.isfinite(float(d.norm())):
-                    raise Refused("the forward gives non-finite values at check sizes %s" % _sz(sizes))
-                if nb == 0:
-                    continue
-                zero_everywhere = False
-                rms = nb / math.sqrt(b64.numel())
-                worst_l2 = max(worst_l2, float(d.norm()) / nb)
-                worst_el = max(worst_el, float(d.abs().max()) / rms)
+            yield sizes, tensors, y32, y64
+
+
+def measure(problem, task, sets):
+    """Worst errors of the fp32 forward against the float64 one over the
+    check sets and seeds: relative L2, the largest element error in units
+    of the output's rms, and whether every output was all zeros."""
+    worst_l2 = worst_el = 0.0
+    zero_everywhere = True
+    for sizes, _, y32, y64 in trials(problem, task, sets):
+        for a, b in zip(y32, y64):
+            if not a.dtype.is_floating_point:
+                if not torch.equal(a.long(), b.long()):
+                    worst_l2 = max(worst_l2, 1e-7)
+                continue
+            b64 = b.double()
+            d = (a.double() - b64)
+            nb = float(b64.norm())
+            if not math.isfinite(nb) or not math.isfinite(float(d.norm())):
+                raise Refused("the forward gives non-finite values at check sizes %s" % _sz(sizes))
+            if nb == 0:
+                continue
+            zero_everywhere = False
+            rms = nb / math.sqrt(b64.numel())
+            worst_l2 = max(worst_l2, float(d.norm()) / nb)
+            worst_el = max(worst_el, float(d.abs().max()) / rms)
     return worst_l2, worst_el, zero_everywhere
+
+
+def passes(got, want, tol):
+    """Would kbench take got for want at tolerance tol?"""
+    got, want = got.double(), want.double()
+    n = float(want.norm())
+    rms = n / math.sqrt(max(want.numel(), 1))
+    lim = tol["atol"] + tol.get("atol_rms", 0) * rms + tol["rtol"] * want.abs()
+    if bool(((got - want).abs() > lim).any()):
+        return False
+    l2 = float((got - want).norm())
+    return (l2 / n if n else l2) <= tol["rel_l2"]
+
+
+def null_kernels(task, tensors):
+    """The null-kernel gate's kernels as outputs: zeros, a constant 1, a
+    copy of each input with as many elements as the output."""
+    yield "writes zeros", lambda o: torch.zeros_like(o)
+    yield "writes 1", lambda o: torch.ones_like(o)
+    for t in task["inputs"]:
+        x = tensors[t["name"]]
+        yield "copies its input %s" % t["name"], (
+            lambda o, x=x: x.reshape(o.shape).to(o.dtype) if x.numel() == o.numel() else None)
+
+
+def gate(problem, task, sets):
+    """The first null kernel that passes at every check set and seed (so
+    that kbench could not tell it from the operator), or None."""
+    alive = None
+    for _, tensors, _, y64 in trials(problem, task, sets):
+        now = set()
+        for name, make in null_kernels(task, tensors):
+            if all((g := make(w)) is not None and passes(g, w, task["tolerance"]) for w in y64):
+                now.add(name)
+        alive = now if alive is None else alive & now
+        if not alive:
+            return None
+    return sorted(alive)[0] if alive else None
 
 
 def _eval_shape(shape, sizes):
@@ -527,7 +582,9 @@ def import_file(path, into):
                       ", ".join(r.replace("aten.", "") for r in rnd))
     sizes, fixed = classify_sizes(problem, base)
     if not sizes:
-        raise Refused("no module-level integer sizes its tensors")
+        broke = [f[1] for f in fixed.values() if isinstance(f, tuple)]
+        raise Refused("no module-level integer can change on its own to give other sizes"
+                      + (": %s" % broke[0] if broke else " (none shapes a tensor)"))
 
     checks, check_runs = choose_checks(problem, sizes, base)
 
@@ -662,14 +719,30 @@ def import_file(path, into):
     }
     if kb:
         task["kernelbench"] = kb
-    # Tolerance, by the policy of docs/tasks.md.
-    l2, el, zero = measure(problem, task, sets, ref_args)
-    if zero and all(DTYPES[o.dtype].startswith("f") for o in base.outs):
-        raise Refused("the output is all zeros at every check size: a kernel writing zeros would pass")
-    task["tolerance"] = tolerance(l2, el, runs, base, fam)
-    if all(o["dtype"].startswith("i") for o in outputs):
-        task["tolerance"] = {"atol": 0, "rtol": 0, "rel_l2": 0, "atol_rms": 0,
-                             "why": "integer outputs must match the oracle's exactly"}
+    # Tolerance, by the policy of docs/tasks.md; then the null-kernel gate:
+    # inputs that cannot tell a null kernel from the operator (relu of
+    # uniform(0, 1) draws is a copy) are widened to both signs, once.
+    for widened in (False, True):
+        l2, el, zero = measure(problem, task, sets)
+        if zero and all(DTYPES[o.dtype].startswith("f") for o in base.outs):
+            raise Refused("the output is all zeros at every check size: a kernel writing zeros "
+                          "would pass")
+        task["tolerance"] = tolerance(l2, el, runs, base, fam)
+        if all(o["dtype"].startswith("i") for o in outputs):
+            task["tolerance"] = {"atol": 0, "rtol": 0, "rel_l2": 0, "atol_rms": 0,
+                                 "why": "integer outputs must match the oracle's exactly"}
+        null = gate(problem, task, sets)
+        if not null:
+            break
+        wide = [t for t in inputs[:n_args] if t["init"]["dist"] == "uniform" and t["init"]["low"] >= 0]
+        if widened or not wide:
+            raise Refused("a kernel that %s would pass at every check size: the problem's inputs "
+                          "cannot tell it from the operator" % null)
+        for t in wide:
+            t["init"]["low"] = -t["init"]["high"]
+            notes.append("input %s: widened to uniform(%g, %g): on the problem's own draws a "
+                         "kernel that %s would pass" % (t["name"], t["init"]["low"],
+                                                       t["init"]["high"], null))
     out_dir = os.path.join(into, tid)
     tmp = out_dir + ".tmp%d" % os.getpid()
     os.makedirs(tmp, exist_ok=True)

@@ -202,3 +202,15 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	echo "$output" | jq -c 'select(.ok | not)' | head -5
 	[ "$status" -eq 0 ]
 }
+
+@test "kbench takes an imported task's records (no reference cubin to find), and without a GPU says so" {
+	cd "$BATS_TEST_TMPDIR"
+	ktask --state "$O/scaled_tanh" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 1 |
+		kcompile >c.jsonl
+	run kbench -q <c.jsonl
+	[ "$status" -eq 69 ]
+	[[ $output == *"kbench: no CUDA driver"*"kbench needs an NVIDIA GPU"* ]]
+	# a plan that does not fit the kernel is rejected offline, as for any task
+	jq -c '.candidate.launch.launches[0].args |= .[1:]' c.jsonl | kbench -q >r.jsonl
+	jq -e '.bench.status == "rejected" and (.bench.reason | contains("launch"))' r.jsonl
+}

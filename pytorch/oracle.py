@@ -201,6 +201,10 @@ def serve():
         except Exception as e:  # the problem's code or the request failed
             s = str(e).strip().splitlines()
             a = {"error": "%s: %s" % (type(e).__name__, s[0][:500] if s else "")}
+        if o.drv is not None:
+            # PyTorch's cached blocks back to the device: kbench and the
+            # other tasks' kbench on this GPU allocate beside the oracle.
+            o.torch.cuda.empty_cache()
         ans.write(json.dumps(a) + "\n")
         ans.flush()
 

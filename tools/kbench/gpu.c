@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cubin.h"
+#include "die.h"
 #include "util.h"
 #include "gpu.h"
 
@@ -62,9 +63,11 @@ launch(CUfunction f, int64_t n, void **args)
 }
 
 /* Times a large device-to-device copy; the rate counts bytes read and
- * written, as the task's "bytes" do. The median of five. */
+ * written, as the task's "bytes" do. The fastest of five, under the
+ * device's lock: another kbench timing on the GPU at once would make the
+ * rate lower and the physical bound, judged from it, too high. */
 static int
-measure_copy(void)
+measure_copy_alone(void)
 {
 	size_t n = (size_t)1 << 31;
 	CUdeviceptr a, b;
@@ -89,12 +92,40 @@ measure_copy(void)
 			ms[j] = ms[j - 1];
 			ms[j - 1] = t;
 		}
-	G.copy_bps = 2.0 * (double)n / (ms[2] * 1e-3);
+	G.copy_bps = 2.0 * (double)n / (ms[0] * 1e-3);
 	cu.cuEventDestroy(e0);
 	cu.cuEventDestroy(e1);
 	CK(cu.cuMemFree(a));
 	CK(cu.cuMemFree(b));
 	return 0;
+}
+
+/* The device's copy rate as fast as any kbench has measured it:
+ * the rate is kept in the device's lock file, read and written under the
+ * lock. Work that other processes run outside the lock (their checks,
+ * PyTorch's references) can still slow one measurement, and a rate too
+ * low would reject honest kernels as impossible; htam's probe, before a
+ * run starts, measures the idle device. A kept rate is believed up to 1.5
+ * times this measurement, no further. */
+static int
+measure_copy(void)
+{
+	gpu_lock();
+	int r = measure_copy_alone();
+	if (r == 0 && G.lock_fd >= 0) {
+		char buf[64] = { 0 };
+		ssize_t n = pread(G.lock_fd, buf, sizeof buf - 1, 0);
+		double kept = n > 0 ? strtod(buf, NULL) : 0;
+		if (kept > G.copy_bps && kept <= 1.5 * G.copy_bps) {
+			G.copy_bps = kept;
+		} else {
+			int len = snprintf(buf, sizeof buf, "%.6e\n", G.copy_bps);
+			if (ftruncate(G.lock_fd, 0) == 0 && pwrite(G.lock_fd, buf, len, 0) != len)
+				warnf("cannot keep the copy rate in the device's lock file");
+		}
+	}
+	gpu_unlock();
+	return r;
 }
 
 int
@@ -117,6 +148,7 @@ gpu_init(int dev, char *err, size_t errlen)
 		return 69;
 	}
 	G.index = dev;
+	G.visible = n;
 	G.lock_fd = -1;
 	if (cu.cuDeviceGet(&G.dev, dev) || cu.cuDevicePrimaryCtxRetain(&G.ctx, G.dev)
 		|| cu.cuCtxSetCurrent(G.ctx)
@@ -155,10 +187,10 @@ gpu_init(int dev, char *err, size_t errlen)
 json_t *
 gpu_device_json(void)
 {
-	return json_pack("{ss si si sf sf si si ss}", "name", G.name, "sm", G.cc,
+	return json_pack("{ss si si sf sf si si si ss}", "name", G.name, "sm", G.cc,
 		"sms", G.sms, "copy_gbps", G.copy_bps / 1e9, "fp32_tflops",
 		G.peak_flops / 1e12, "l2_bytes", G.l2_bytes, "index", G.index,
-		"pci_bus_id", G.pci);
+		"visible", G.visible, "pci_bus_id", G.pci);
 }
 
 double

@@ -29,6 +29,7 @@ struct gpu {
 	CUfunction fill, compare, checksum, count_ne, mask;
 	char name[256], pci[32];
 	int index, lock_fd;
+	int visible;         /* devices the driver sees (CUDA_VISIBLE_DEVICES) */
 	int sms, cc, clock_khz, l2_bytes, smem_optin, max_grid_x;
 	double copy_bps;     /* measured device copy, bytes read + written per s */
 	double peak_flops;   /* fp32: SMs x 128 lanes x 2 x clock */

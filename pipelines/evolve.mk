@@ -34,6 +34,10 @@ SEED ?= 1
 STOP ?= 0.95
 # A prefix for the GPU stage: BENCH="ssh gpu-host" or BENCH="srun --gres=gpu:1".
 BENCH ?=
+# The GPU of each task, "relu=0 softmax=1 ..." (htam spreads the tasks
+# over the visible GPUs); a task not named times on device 0. kbench takes
+# a lock per device, so tasks sharing one never time at once.
+DEVICES ?=
 SELECT_FLAGS ?=
 UPDATE_FLAGS ?=
 KGEN_FLAGS ?=
@@ -49,8 +53,12 @@ export HTAM_TASKS ?= $(HTAM_HOME)/tasks
 
 # A recipe's pipeline failed: its status (the last stage that failed, as
 # pipefail gives it: kbench's 69 when there is no GPU) is kept in
-# $(OUT)/exit-status for htam to exit with, and the recipe fails.
-failed = { rc=$$$$?; echo $$$$rc > $(OUT)/exit-status; exit $$$$rc; }
+# STATUS_FILE for htam to exit with, and the recipe fails.
+STATUS_FILE ?= $(OUT)/exit-status
+failed = { rc=$$$$?; echo $$$$rc > $(STATUS_FILE); exit $$$$rc; }
+
+# The device of task $(1).
+device = $(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(DEVICES))),0)
 
 # The numbers 1..STEPS, and each one's predecessor.
 NUMBERS := $(shell seq 1 $(STEPS))
@@ -80,7 +88,7 @@ $(OUT)/$(1)/step-$(2).jsonl: $(OUT)/$(1)/state-$(3).jsonl
 		echo "evolve: $(1): step $(2)" >&2; \
 		htg-select --seed $(SEED) $(SELECT_FLAGS) < $$< | htg-retrieve \
 		| kgen --backend $(BACKEND) -k $(K) $(KGEN_FLAGS) | kcompile \
-		| $(BENCH) kbench $(KBENCH_FLAGS) > $$@.tmp || $(call failed); \
+		| $(BENCH) kbench --device $(call device,$(1)) $(KBENCH_FLAGS) > $$@.tmp || $(call failed); \
 	fi; mv -f $$@.tmp $$@
 
 $(OUT)/$(1)/state-$(2).jsonl: $(OUT)/$(1)/step-$(2).jsonl

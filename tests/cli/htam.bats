@@ -147,3 +147,19 @@ setup() {
 	[ "$("$htam" memory export --run r2 | jq -s 'map(select(.kind == "transition")) | length')" -eq 2 ]
 	[ ! -e htam.db ]
 }
+
+@test "on a host of several GPUs, -j spreads the tasks over them in turn, the memory whole" {
+	cd "$BATS_TEST_TMPDIR"
+	export BENCH=$standin KBENCH_STANDIN_GPUS=2
+	"$htam" evolve relu gelu swish --steps 1 -k 2 -j 3 --run g2 >/dev/null 2>&1
+	# each task's kbench timed on its own device: relu 0, gelu 1, swish 0
+	for t in relu:0 gelu:1 swish:0; do
+		[ "$(jq -s -c '[.[].bench.device.index] | unique' "runs/g2/${t%:*}/step-1.jsonl")" = "[${t#*:}]" ]
+	done
+	[ "$(sqlite3 runs/g2/htam.db 'SELECT count(DISTINCT candidate) FROM transitions')" = 6 ]
+	"$htam" evolve relu gelu --steps 1 -k 2 -j 2 --gpus 1 --run g1 >/dev/null 2>&1
+	[ "$(jq -s -c '[.[].bench.device.index] | unique' runs/g1/gelu/step-1.jsonl)" = "[0]" ]
+	run "$htam" evolve relu --gpus 3 --run g3
+	[ "$status" -eq 2 ]
+	[[ $output == *"--gpus 3, but kbench sees 2 GPU(s)"* ]]
+}

@@ -88,7 +88,7 @@ transitions() {
 	[[ $output == *"htam: evolve --slurm: "* ]]
 }
 
-@test "an element whose node has no GPU fails with kbench's status, named with its log" {
+@test "an element whose node has no GPU fails with kbench's status; options for this machine are refused" {
 	export KBENCH_STANDIN_FAIL=69
 	run "$htam" evolve relu --steps 1 -k 1 --run s5 --slurm --sbatch "" --wait
 	echo "$output"
@@ -98,4 +98,8 @@ transitions() {
 	run "$htam" evolve relu --steps 1 -k 1 --run s5 --slurm --gpus 2
 	[ "$status" -eq 2 ]
 	[[ $output == *"--gpus is for a run on this machine"* ]]
+	run "$htam" evolve relu --run s6 --slurm --db own.db
+	[ "$status" -eq 2 ]
+	[[ $output == *"--db is for a run on this machine"* ]]
+	[ ! -e runs/s6 ]
 }

@@ -7,7 +7,8 @@ and, when the graph is exactly one the family computes, returns
 graphs served are those of docs/templates.md's families: elementwise
 maps (any chain of the pointwise ops below over same-shaped inputs),
 softmax and L1 normalisation over the last axis, RMS normalisation over
-channels, layer norm, sums, maxima and argmaxima along one axis, the
+channels, layer norm, reductions along one axis (sum, mean, product,
+maximum, minimum and their indices), the
 Frobenius normalisation, the mean squared error, cross entropy, matrix
 products (plain, batched, F.linear) with a pointwise epilogue, and
 matrix-vector products. Anything else is served by no family.
@@ -34,6 +35,14 @@ def lit(v):
 
 class Unsupported(Exception):
     pass
+
+
+# Reductions along one axis, to the ops of mid_reduce's family file.
+MID_REDUCE = {
+    "aten.sum.dim_IntList": "sum", "aten.mean.dim": "mean", "aten.prod.dim_int": "prod",
+    "aten.max.dim": "max", "aten.min.dim": "min", "aten.amax.default": "max",
+    "aten.amin.default": "min", "aten.argmax.default": "argmax", "aten.argmin.default": "argmin",
+}
 
 
 def _binary(fmt):
@@ -248,16 +257,16 @@ def recognise(ops, inputs, outputs):
             return "layer_norm", {"eps": float(first.args[4]),
                                   "rows": _dims(x, range(x.dim() - n_norm)),
                                   "cols": _dims(x, range(x.dim() - n_norm, x.dim()))}, None
-    if xname and len(real) == 1 and y is first.outs[0] and first.name in (
-            "aten.sum.dim_IntList", "aten.max.dim", "aten.argmax.default"):
+    if xname and len(real) == 1 and y is first.outs[0] and first.name in MID_REDUCE \
+            and len(first.args) > 1 and x.dtype == torch.float32 and x.dim() >= 1 \
+            and y.dtype == (torch.int64 if first.name.startswith("aten.arg") else torch.float32) \
+            and not first.kwargs.get("dtype") and not (len(first.args) > 3 and first.args[3] is not None):
         dims = first.args[1]
         d = dims[0] if isinstance(dims, (list, tuple)) and len(dims) == 1 else dims
         if isinstance(d, int):
             d = axis(d)
-            op = {"aten.sum.dim_IntList": "sum", "aten.max.dim": "max",
-                  "aten.argmax.default": "argmax"}[first.name]
-            return "mid_reduce", {"op": op, "outer": _dims(x, range(d)), "reduce": _dims(x, [d]),
-                                  "inner": _dims(x, range(d + 1, x.dim()))}, None
+            return "mid_reduce", {"op": MID_REDUCE[first.name], "outer": _dims(x, range(d)),
+                                  "reduce": _dims(x, [d]), "inner": _dims(x, range(d + 1, x.dim()))}, None
     if xname and seq in (["aten.linalg_vector_norm.default", "aten.div.Tensor"],
                          ["aten.norm.Scalar", "aten.div.Tensor"]):
         nrm, d = real

@@ -68,15 +68,24 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		.spec.epilogue == "fmaxf(v, 0.0f)" and .spec.m == "batch" and .spec.k == "in_features"' \
 		"$O/linear_relu/task.json"
 	jq -e '.family == "none" and .spec == {}' "$O/group_norm/task.json"
+	# reductions along one axis: mid_reduce, with the op by name
+	for op in mean min argmin prod; do
+		jq -e --arg op "$op" '.family == "mid_reduce" and .spec ==
+			{"op": $op, "outer": "batch", "reduce": "rows", "inner": "cols"}' "$O/${op}_dim/task.json"
+	done
 	# a constant initialisation (GroupNorm's weight 1, bias 0) is drawn around it
 	jq -e '.inputs[1].init == {"dist": "uniform", "low": 0.5, "high": 1.5}' "$O/group_norm/task.json"
 }
 
 @test "tolerances by the stated policy: measured against float64, grown, with floors, below 1e-2 (an all-zero output, at relative L2 1, fails)" {
 	for t in "$O"/*/task.json; do
-		jq -e '.tolerance | .rel_l2 >= 1e-5 and .rel_l2 <= 1e-2 and .atol_rms >= 1e-5 and
-			(.why | startswith("imported: PyTorch fp32 against float64"))' "$t"
+		jq -e 'if (.outputs | all(.dtype == "i64" or .dtype == "i32")) then
+			.tolerance == {"atol": 0, "rtol": 0, "rel_l2": 0, "atol_rms": 0,
+				"why": "integer outputs must match the oracle'"'"'s exactly"}
+		else .tolerance | .rel_l2 >= 1e-5 and .rel_l2 <= 1e-2 and .atol_rms >= 1e-5 and
+			(.why | startswith("imported: PyTorch fp32 against float64")) end' "$t"
 	done
+	jq -e '.outputs[0].dtype == "i64"' "$O/argmin_dim/task.json"   # indices: exact
 	jq -e '.tolerance.rel_l2 >= 5e-5' "$O/linear_relu/task.json"   # a product: tensor-core floor
 }
 

@@ -168,3 +168,38 @@ candidates() {
 	[ "$(jq -c '.candidate | [.status, .reason, .generator]' <<<"${lines[0]}")" = \
 		'["gen_error","task \"l1norm\": spec.cols is missing (family row_norm needs it: docs/templates.md)","rules"]' ]
 }
+
+@test "mid_reduce serves an op by expression: each op of its family file, and one a task writes, compile in every variant" {
+	ops=$(jq -r '.ops | keys[]' "$HTAM_TEMPLATES/mid_reduce.json")
+	variants=$(jq '.variants | length' "$HTAM_TEMPLATES/mid_reduce.json")
+	own='{"map": "x * x", "combine": "a + b", "identity": "0.0f", "finalize": "sqrtf(v) / (float)n"}'
+	for op in $ops "$own"; do
+		# the first candidate of each variant among 16
+		jq -c --arg op "$op" '.task.spec.op = (try ($op | fromjson) catch $op)' \
+			<<<"$(state sum_dim1)" | kgen -b rules -k 16 |
+			jq -c -s 'group_by(.candidate.variant) | map(.[0]) | .[]' >>"$BATS_TEST_TMPDIR/ops.jsonl"
+	done
+	[ "$(jq -s 'map(select(.candidate.status == null)) | length' "$BATS_TEST_TMPDIR/ops.jsonl")" -eq $(( ($(wc -w <<<"$ops") + 1) * variants )) ]
+	HTAM_CACHE=$BATS_TEST_TMPDIR/cache kcompile <"$BATS_TEST_TMPDIR/ops.jsonl" >"$BATS_TEST_TMPDIR/c.jsonl"
+	jq -se 'all(.[]; .compile.ok)' "$BATS_TEST_TMPDIR/c.jsonl"
+	# the op is in the source as the family's macros
+	jq -r 'select(.task.spec.op == "argmin") | .candidate.source' "$BATS_TEST_TMPDIR/ops.jsonl" | head -40 |
+		grep -qx '#define MR_KEEP (-1)'
+	jq -r 'select(.task.spec.op | type == "object") | .candidate.source' "$BATS_TEST_TMPDIR/ops.jsonl" | head -40 |
+		grep -qx '#define MR_FINALIZE(v, n) (sqrtf(v) / (float)n)'
+}
+
+@test "an op the family does not know, or one that is not a lone expression, is a gen_error naming it" {
+	run bash -c "ktask --state --run t1 tasks/sum_dim1 | jq -c '.task.spec.op = \"median\"' | kgen -b rules -k 1 2>/dev/null"
+	[ "$(jq -r .candidate.reason <<<"$output")" = \
+		'task "sum_dim1": spec.op: family mid_reduce knows no op "median" (its ops, or an op of your own: docs/templates.md)' ]
+	for bad in '{"combine": "a; } __global__ void evil() { ", "identity": "0.0f"}' \
+		'{"combine": "a + b", "identity": "0.0f", "finalize": "v /* */"}' \
+		'{"combine": "a) + (b", "identity": "0.0f"}' \
+		'{"combine": "a + b"}' '{"keep": "max", "result": "value", "combine": "a + b"}' \
+		'{"keep": "median", "result": "value"}'; do
+		run bash -c "ktask --state --run t1 tasks/sum_dim1 | jq -c --argjson op '$bad' '.task.spec.op = \$op' | kgen -b rules -k 1 2>/dev/null"
+		[ "$(jq -r .candidate.status <<<"$output")" = gen_error ]
+		[[ $(jq -r .candidate.reason <<<"$output") == 'task "sum_dim1": spec.op'* ]]
+	done
+}

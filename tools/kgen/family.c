@@ -172,11 +172,146 @@ load_variant(const char *dir, const char *file, const char *name, json_t *v,
 	return 0;
 }
 
+/* ---- reductions as expressions ---- */
+
+/* An expression of an op is pasted into the family's source as a macro
+ * body: one C expression over its variables (x, a, b, v, n), with no room
+ * for a statement, a directive, a string or a comment, its parentheses
+ * balanced so that it stays inside the macro's own. */
+static int
+op_expr_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+	int depth = 0;
+
+	if (n == 0 || n > 200 || strstr(s, "/*") || strstr(s, "//"))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!(isalnum((unsigned char)s[i]) || strchr("_ .+-*/%()<>=!&|^~?:,", s[i])))
+			return 0;
+		depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+		if (depth < 0)
+			return 0;
+	}
+	return depth == 0;
+}
+
+/* Checks one op, {"map", "combine", "identity", "finalize"} (a fold) or
+ * {"keep": "max"|"min", "result": "value"|"index", "map"} (index-keeping);
+ * where names the op in messages. */
+static int
+check_op(const char *where, const json_t *op, char *err, size_t errlen)
+{
+	static const char *const known[] = { "map", "combine", "identity",
+		"finalize", "keep", "result", "doc", NULL };
+	static const char *const exprs[] = { "map", "combine", "identity",
+		"finalize", NULL };
+	const json_t *keep = json_object_get(op, "keep");
+	const char *u, *ks, *rs;
+	int i;
+
+	if (!json_is_object(op))
+		return errf(err, errlen, "%s: expected an object", where);
+	if ((u = json_unknown_member(op, known)))
+		return errf(err, errlen, "%s: unknown member '%s'", where, u);
+	for (i = 0; exprs[i]; i++) {
+		const json_t *e = json_object_get(op, exprs[i]);
+		if (e && !(json_is_string(e) && op_expr_ok(json_string_value(e))))
+			return errf(err, errlen, "%s.%s: expected one C expression of at "
+				"most 200 characters (letters, digits, spaces, _ . + - * / %% "
+				"( ) < > = ! & | ^ ~ ? : ,; parentheses balanced)", where, exprs[i]);
+	}
+	if (keep) {
+		ks = json_string_value(keep);
+		rs = json_string_value(json_object_get(op, "result"));
+		if (!ks || (strcmp(ks, "max") && strcmp(ks, "min")))
+			return errf(err, errlen, "%s.keep: expected \"max\" or \"min\"", where);
+		if (!rs || (strcmp(rs, "value") && strcmp(rs, "index")))
+			return errf(err, errlen, "%s.result: expected \"value\" or \"index\"", where);
+		if (json_object_get(op, "combine") || json_object_get(op, "identity") ||
+		    json_object_get(op, "finalize"))
+			return errf(err, errlen, "%s: an op that keeps the %s takes no combine, "
+				"identity or finalize", where, ks);
+		return 0;
+	}
+	if (json_object_get(op, "result"))
+		return errf(err, errlen, "%s.result: only an op that keeps a maximum or a "
+			"minimum has one", where);
+	if (!json_object_get(op, "combine") || !json_object_get(op, "identity"))
+		return errf(err, errlen, "%s: a fold needs combine (of a and b) and its "
+			"identity (or keep, for a maximum or a minimum)", where);
+	return 0;
+}
+
+/* A family file's ops: names to ops. */
+static int
+check_ops(const char *file, const json_t *ops, char *err, size_t errlen)
+{
+	const char *name;
+	const json_t *op;
+	char where[256];
+
+	if (!ops)
+		return 0;
+	if (!json_is_object(ops))
+		return errf(err, errlen, "%s: ops: expected an object", file);
+	json_object_foreach((json_t *)ops, name, op) {
+		snprintf(where, sizeof(where), "%s: ops.%s", file, name);
+		if (check_op(where, op, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The op a task's spec member v names or states, or NULL. */
+static const json_t *
+op_of(const json_t *family, const json_t *v)
+{
+	if (json_is_string(v))
+		return json_object_get(json_object_get(family, "ops"), json_string_value(v));
+	return json_is_object(v) ? v : NULL;
+}
+
+static const char *
+op_member(const json_t *op, const char *name, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(op, name));
+	return s ? s : dflt;
+}
+
+json_t *
+rules_op_expand(const json_t *family, const json_t *task)
+{
+	const json_t *decl = json_object_get(family, "spec"), *kind, *op;
+	const char *name;
+	json_t *t = NULL, *spec;
+
+	json_object_foreach((json_t *)decl, name, kind) {
+		if (!json_is_string(kind) || strcmp(json_string_value(kind), "op"))
+			continue;
+		if (!(op = op_of(family, json_object_get(json_object_get(task, "spec"), name))))
+			continue;
+		if (!t)
+			t = json_deep_copy(task);
+		spec = json_object_get(t, "spec");
+		const char *keep = json_string_value(json_object_get(op, "keep"));
+		json_object_set_new(spec, "op_keep", json_integer(!keep ? 0 :
+			strcmp(keep, "max") == 0 ? 1 : -1));
+		json_object_set_new(spec, "op_index", json_integer(keep &&
+			strcmp(op_member(op, "result", ""), "index") == 0));
+		json_object_set_new(spec, "op_map", json_string(op_member(op, "map", "x")));
+		json_object_set_new(spec, "op_combine", json_string(op_member(op, "combine", "a")));
+		json_object_set_new(spec, "op_identity", json_string(op_member(op, "identity", "0.0f")));
+		json_object_set_new(spec, "op_finalize", json_string(op_member(op, "finalize", "v")));
+	}
+	return t ? t : json_incref((json_t *)task);
+}
+
 json_t *
 rules_family_load(const char *dir, const char *family, char *err, size_t errlen)
 {
 	static const char *const known[] = { "family", "default", "spec",
-		"variants", "doc", NULL };
+		"variants", "ops", "doc", NULL };
 	json_t *f, *vars, *v;
 	json_error_t je;
 	const char *u, *name, *def;
@@ -213,6 +348,8 @@ rules_family_load(const char *dir, const char *family, char *err, size_t errlen)
 		errf(err, errlen, "%s: default: expected the name of a variant", file);
 	else if (json_object_get(f, "spec") && !json_is_object(json_object_get(f, "spec")))
 		errf(err, errlen, "%s: spec: expected an object", file);
+	else if (check_ops(file, json_object_get(f, "ops"), err, errlen) < 0)
+		goto fail;
 	else {
 		json_object_foreach(vars, name, v)
 			if (load_variant(dir, file, name, v, err, errlen) < 0)
@@ -254,6 +391,8 @@ spec_type_ok(const json_t *kind, const json_t *v)
 		return json_is_number(v);
 	if (strcmp(ks, "boolean") == 0)
 		return json_is_boolean(v);
+	if (strcmp(ks, "op") == 0)
+		return json_is_string(v) || json_is_object(v);
 	return 1;
 }
 
@@ -301,6 +440,15 @@ rules_spec_check(const json_t *family, const json_t *task, char *err, size_t err
 			if (!ok)
 				return errf(err, errlen, "task \"%s\": spec.%s: family %s "
 					"knows no such value", id, name, fam);
+		} else if (ks && strcmp(ks, "op") == 0) {
+			char where[128];
+			if (json_is_string(v) && !op_of(family, v))
+				return errf(err, errlen, "task \"%s\": spec.%s: family %s "
+					"knows no op \"%s\" (its ops, or an op of your own: "
+					"docs/templates.md)", id, name, fam, json_string_value(v));
+			snprintf(where, sizeof(where), "task \"%s\": spec.%s", id, name);
+			if (!json_is_string(v) && check_op(where, v, err, errlen) < 0)
+				return -1;
 		} else if (ks && strcmp(ks, "dim") == 0) {
 			if (!json_is_string(v) && !json_is_integer(v))
 				return errf(err, errlen, "task \"%s\": spec.%s: expected a "

@@ -225,7 +225,7 @@ rules_render(const json_t *family, const json_t *task, const char *variant,
 	const json_t *knobs, char *err, size_t errlen)
 {
 	const json_t *var = rules_variant(family, variant), *decl, *k, *v;
-	json_t *defines, *launch = NULL, *key, *c = NULL;
+	json_t *defines, *launch = NULL, *key, *c = NULL, *optask = NULL;
 	const char *name;
 	char *src = NULL, *dom, id[65], e[RULES_ERR];
 
@@ -248,10 +248,12 @@ rules_render(const json_t *family, const json_t *task, const char *variant,
 	}
 	if (rules_constraints_check(var, task, defines, err, errlen) < 0)
 		goto out;
+	/* the spec's ops spelled out for the source ({{op_map}}, ...) */
+	optask = rules_op_expand(family, task);
 	if (!(src = rules_substitute(json_string_value(json_object_get(var,
-	    "source_text")), task, variant, 0, err, errlen)))
+	    "source_text")), optask, variant, 0, err, errlen)))
 		goto out;
-	if (!(launch = plan_render(json_object_get(var, "launch"), task, variant, err,
+	if (!(launch = plan_render(json_object_get(var, "launch"), optask, variant, err,
 	    errlen)))
 		goto out;
 	if (task_plan_check(launch, task, defines, e, sizeof(e)) < 0) {
@@ -270,6 +272,7 @@ out:
 	free(src);
 	json_decref(launch);
 	json_decref(defines);
+	json_decref(optask);
 	return c;
 }
 

@@ -103,8 +103,14 @@ char *rules_substitute(const char *text, const json_t *task, const char *variant
 /* A configuration {variant, knobs}; steals knobs. */
 json_t *rules_config_new(const char *variant, json_t *knobs);
 /* Checks the task's spec against the family's declaration (each member
- * there, of its kind, in its values). Returns 0, or -1 with err. */
+ * there, of its kind, in its values; an "op" a name of the family's ops
+ * or an op object). Returns 0, or -1 with err. */
 int rules_spec_check(const json_t *family, const json_t *task, char *err, size_t errlen);
+/* The task with each "op" member of its spec (checked) spelled out as the
+ * family's source uses it: op_keep (0 a fold, 1 the maximum, -1 the
+ * minimum), op_index, op_map, op_combine, op_identity, op_finalize. A new
+ * reference: a copy when there was an op, else the task itself. */
+json_t *rules_op_expand(const json_t *family, const json_t *task);
 /* Checks variant var's constraints at every size set of the task, with
  * knobs. Returns 0, or -1 with err giving the constraint's why. */
 int rules_constraints_check(const json_t *var, const json_t *task,

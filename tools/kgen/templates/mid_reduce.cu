@@ -1,6 +1,9 @@
 /* mid_reduce family: x has shape (outer, reduce, inner); out[o][i] = op over
- * r of x[o][r][i], op sum, max or argmax (int64 index of the first
- * maximum; NaN counts as the maximum, as in torch).
+ * r of x[o][r][i]. The op is the task's, as expressions (docs/templates.md):
+ * a fold, v = combine(v, map(x)) from its identity, then finalize(v, n)
+ * with n the length reduced; or one that keeps the maximum or the minimum
+ * of map(x), its value or its int64 index (the first one; NaN counts as
+ * the extreme, as in torch).
  * A thread owns VEC outputs and walks r: consecutive threads own
  * consecutive i, so every load of a warp is coalesced; UNROLL steps of r
  * are loaded before the first is used. One read of x: the floor.
@@ -21,7 +24,16 @@
  *           fewer sectors with their neighbours.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
-#define OP_{{op}} 1
+/* The op: MR_KEEP 0 a fold, 1 the maximum, -1 the minimum; MR_INDEX the
+ * output is the index kept. */
+#define MR_KEEP ({{op_keep}})
+#define MR_INDEX {{op_index}}
+#define MR_MAP(x) ({{op_map}})
+#define MR_COMBINE(a, b) ({{op_combine}})
+#define MR_IDENTITY ({{op_identity}})
+#define MR_FINALIZE(v, n) ({{op_finalize}})
+/* p beats q as the kept extreme */
+#define MR_BEATS(p, q) (MR_KEEP > 0 ? (p) > (q) : (p) < (q))
 
 #if defined(VARIANT_thread) || defined(VARIANT_split)
 #if VEC == 4
@@ -35,7 +47,7 @@ typedef float mr_vec;
 #endif
 #endif
 
-#if defined(OP_argmax)
+#if MR_INDEX
 typedef long long mr_out_t;
 #else
 typedef float mr_out_t;
@@ -43,8 +55,8 @@ typedef float mr_out_t;
 
 #define MR_NEG_INF __int_as_float(0xff800000)
 
-/* The running result of one output: v the sum or the max so far, k the
- * index of the max (argmax). */
+/* The running result of one output: v the fold or the extreme so far, k
+ * the index of the extreme (-1 before the first value). */
 struct mr_acc {
 	float v;
 	long long k;
@@ -52,8 +64,8 @@ struct mr_acc {
 
 static __device__ __forceinline__ mr_acc mr_init()
 {
-#if defined(OP_sum)
-	return {0.0f, 0};
+#if MR_KEEP == 0
+	return {MR_IDENTITY, 0};
 #else
 	return {MR_NEG_INF, -1};
 #endif
@@ -62,12 +74,13 @@ static __device__ __forceinline__ mr_acc mr_init()
 /* Takes value x at index r; r grows from call to call. */
 static __device__ __forceinline__ void mr_take(mr_acc &a, float x, long long r)
 {
-#if defined(OP_sum)
-	a.v += x;
+	const float y = MR_MAP(x);
+#if MR_KEEP == 0
+	a.v = MR_COMBINE(a.v, y);
 #else
-	/* the first maximum wins; NaN beats everything, the first NaN wins */
-	if (x > a.v || (x != x && a.v == a.v) || a.k < 0) {
-		a.v = x;
+	/* the first extreme wins; NaN beats everything, the first NaN wins */
+	if (MR_BEATS(y, a.v) || (y != y && a.v == a.v) || a.k < 0) {
+		a.v = y;
 		a.k = r;
 	}
 #endif
@@ -77,21 +90,27 @@ static __device__ __forceinline__ void mr_take(mr_acc &a, float x, long long r)
 /* a then b (b covers larger indices than a). */
 static __device__ __forceinline__ mr_acc mr_merge(mr_acc a, mr_acc b)
 {
-#if defined(OP_sum)
-	return {a.v + b.v, 0};
+#if MR_KEEP == 0
+	return {MR_COMBINE(a.v, b.v), 0};
 #else
-	if (b.k >= 0 && (a.k < 0 || b.v > a.v || (b.v != b.v && a.v == a.v)))
+	if (b.k >= 0 && (a.k < 0 || MR_BEATS(b.v, a.v) || (b.v != b.v && a.v == a.v)))
 		return b;
 	return a;
 #endif
 }
 #endif
 
-static __device__ __forceinline__ mr_out_t mr_result(mr_acc a)
+/* The output of one accumulator over n values. */
+static __device__ __forceinline__ mr_out_t mr_result(mr_acc a, long long n)
 {
-#if defined(OP_argmax)
+#if MR_INDEX
 	return a.k < 0 ? 0 : a.k;
+#elif MR_KEEP == 0
+	const float v = a.v;
+	(void)n;
+	return MR_FINALIZE(v, n);
 #else
+	(void)n;
 	return a.v;
 #endif
 }
@@ -191,7 +210,7 @@ mid_reduce_thread(const float *__restrict__ x, mr_out_t *__restrict__ out,
 #pragma unroll
 	for (int l = 0; l < VEC; l++)
 		if (pos[l] >= 0)
-			out[pos[l]] = mr_result(acc[l]);
+			out[pos[l]] = mr_result(acc[l], reduce);
 }
 #endif
 
@@ -225,7 +244,7 @@ mid_reduce_partial(const float *__restrict__ x, float *__restrict__ pv,
  * each output in order of r. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
 mid_reduce_combine(const float *__restrict__ pv, const long long *__restrict__ pk,
-	mr_out_t *__restrict__ out, long long npos)
+	mr_out_t *__restrict__ out, long long npos, long long reduce)
 {
 	const long long p = (long long)blockIdx.x * BLOCK + threadIdx.x;
 	mr_acc acc = mr_init();
@@ -234,17 +253,17 @@ mid_reduce_combine(const float *__restrict__ pv, const long long *__restrict__ p
 		return;
 	for (int s = 0; s < SPLIT; s++)
 		acc = mr_merge(acc, mr_acc{pv[s * npos + p], pk[s * npos + p]});
-	out[p] = mr_result(acc);
+	out[p] = mr_result(acc, reduce);
 }
 #endif
 
 #if defined(VARIANT_tile)
-/* a and b covering interleaved rows: the larger value, on a tie (or two
- * NaNs) the smaller index. */
+/* a and b covering interleaved rows: the fold of both, or the extreme, on
+ * a tie (or two NaNs) the smaller index. */
 static __device__ __forceinline__ mr_acc mr_pick(mr_acc a, mr_acc b)
 {
-#if defined(OP_sum)
-	return {a.v + b.v, 0};
+#if MR_KEEP == 0
+	return {MR_COMBINE(a.v, b.v), 0};
 #else
 	const bool an = a.v != a.v, bn = b.v != b.v;
 
@@ -254,7 +273,7 @@ static __device__ __forceinline__ mr_acc mr_pick(mr_acc a, mr_acc b)
 		return b;
 	if (an || bn)
 		return an && bn ? (b.k < a.k ? b : a) : (bn ? b : a);
-	if (b.v > a.v || (b.v == a.v && b.k < a.k))
+	if (MR_BEATS(b.v, a.v) || (b.v == a.v && b.k < a.k))
 		return b;
 	return a;
 #endif
@@ -303,7 +322,7 @@ mid_reduce_tile(const float *__restrict__ x, mr_out_t *__restrict__ out,
 	if (w == 0 && p < npos) {
 		for (int i = 1; i < WARPS; i++)
 			acc = mr_pick(acc, mr_part[i][c]);
-		out[p] = mr_result(acc);
+		out[p] = mr_result(acc, reduce);
 	}
 }
 #endif

@@ -186,22 +186,28 @@ tensors_json(int n, const struct oracle_tensor *t, char *err, size_t errlen)
 	return arr;
 }
 
+/* The tensors of a request to the running oracle, once the worker's
+ * stream, where the inputs were drawn, is done; NULL with err set. */
+static json_t *
+request_tensors(int n, const struct oracle_tensor *t, char *err, size_t errlen)
+{
+	if (O.pid <= 0) {
+		snprintf(err, errlen, "the PyTorch oracle is not running");
+		return NULL;
+	}
+	CUresult e = cu.cuStreamSynchronize(G.stream);
+	if (e != CUDA_SUCCESS) {
+		snprintf(err, errlen, "before the oracle: %s", cudrv_strerror(e));
+		return NULL;
+	}
+	return tensors_json(n, t, err, errlen);
+}
+
 int
 oracle_run(int k, const json_t *sizes, int n, const struct oracle_tensor *t,
 	char *err, size_t errlen)
 {
-	if (O.pid <= 0) {
-		snprintf(err, errlen, "the PyTorch oracle is not running");
-		return -1;
-	}
-	/* The inputs were drawn on the worker's stream: done before the
-	 * oracle reads them. */
-	CUresult e = cu.cuStreamSynchronize(G.stream);
-	if (e != CUDA_SUCCESS) {
-		snprintf(err, errlen, "before the oracle: %s", cudrv_strerror(e));
-		return -1;
-	}
-	json_t *ts = tensors_json(n, t, err, errlen);
+	json_t *ts = request_tensors(n, t, err, errlen);
 	if (!ts)
 		return -1;
 	json_t *a = oracle_ask(json_pack("{ss si sO so}", "op", "run", "k", k, "sizes", sizes,
@@ -217,16 +223,7 @@ oracle_time(const json_t *sizes, int n, const struct oracle_tensor *t,
 	const json_t *opts, double *eager_us, double *compile_us, char *err, size_t errlen)
 {
 	*eager_us = *compile_us = 0;
-	if (O.pid <= 0) {
-		snprintf(err, errlen, "the PyTorch oracle is not running");
-		return -1;
-	}
-	CUresult e = cu.cuStreamSynchronize(G.stream);
-	if (e != CUDA_SUCCESS) {
-		snprintf(err, errlen, "before the oracle: %s", cudrv_strerror(e));
-		return -1;
-	}
-	json_t *ts = tensors_json(n, t, err, errlen);
+	json_t *ts = request_tensors(n, t, err, errlen);
 	if (!ts)
 		return -1;
 	json_t *a = oracle_ask(json_pack("{ss si sO so sO sO sO}", "op", "time", "k", 0,

@@ -178,6 +178,29 @@ print_row(const json_t *task)
 		baseline_text(task, "compile", compile, sizeof(compile)));
 }
 
+/* Each tensor's shape at the sizes: {name: [dims]} (dimensions that do not
+ * evaluate left out). */
+static json_t *
+tensor_shapes(const json_t *task, const json_t *sizes)
+{
+	const char *lists[] = { "inputs", "outputs" };
+	json_t *shapes = json_object();
+	const json_t *t, *d;
+	char e[256];
+	size_t i, j;
+	int64_t v;
+
+	for (size_t l = 0; l < LEN(lists); l++)
+		json_array_foreach(json_object_get(task, lists[l]), i, t) {
+			json_t *shape = json_array();
+			json_array_foreach(json_object_get(t, "shape"), j, d)
+				if (expr_eval_json(d, sizes, &v, e, sizeof e) == 0)
+					json_array_append_new(shape, json_integer(v));
+			json_object_set_new(shapes, json_string_value(json_object_get(t, "name")), shape);
+		}
+	return shapes;
+}
+
 /* The task's sizes evaluated at its params, for the Python of bench/ (one
  * evaluator of size expressions, lib/expr.c): {"id", "sizes", "shapes":
  * {tensor: [dims]}, "bounds": {input: [low, high]} for randint inputs,
@@ -186,28 +209,21 @@ print_row(const json_t *task)
 static json_t *
 evaluated(const json_t *task)
 {
-	const json_t *params = json_object_get(task, "params"), *t, *d;
-	const char *lists[] = { "inputs", "outputs" };
-	json_t *shapes = json_object(), *bounds = json_object();
-	int64_t bytes = 0, flops = 0, v, lo, hi;
+	const json_t *params = json_object_get(task, "params"), *t;
+	json_t *shapes = tensor_shapes(task, params), *bounds = json_object();
+	int64_t bytes = 0, flops = 0, lo, hi;
 	char e[256];
-	size_t i, j;
+	size_t i;
 
-	for (size_t l = 0; l < LEN(lists); l++)
-		json_array_foreach(json_object_get(task, lists[l]), i, t) {
-			json_t *shape = json_array();
-			json_array_foreach(json_object_get(t, "shape"), j, d)
-				if (expr_eval_json(d, params, &v, e, sizeof e) == 0)
-					json_array_append_new(shape, json_integer(v));
-			json_object_set_new(shapes, json_string_value(json_object_get(t, "name")), shape);
-			const json_t *init = json_object_get(t, "init");
-			const char *dist = json_string_value(json_object_get(init, "dist"));
-			if (dist && !strcmp(dist, "randint") &&
-			    expr_eval_json(json_object_get(init, "low"), params, &lo, e, sizeof e) == 0 &&
-			    expr_eval_json(json_object_get(init, "high"), params, &hi, e, sizeof e) == 0)
-				json_object_set_new(bounds, json_string_value(json_object_get(t, "name")),
-					json_pack("[I, I]", (json_int_t)lo, (json_int_t)hi));
-		}
+	json_array_foreach(json_object_get(task, "inputs"), i, t) {
+		const json_t *init = json_object_get(t, "init");
+		const char *dist = json_string_value(json_object_get(init, "dist"));
+		if (dist && !strcmp(dist, "randint") &&
+		    expr_eval_json(json_object_get(init, "low"), params, &lo, e, sizeof e) == 0 &&
+		    expr_eval_json(json_object_get(init, "high"), params, &hi, e, sizeof e) == 0)
+			json_object_set_new(bounds, json_string_value(json_object_get(t, "name")),
+				json_pack("[I, I]", (json_int_t)lo, (json_int_t)hi));
+	}
 	task_cost(task, params, &bytes, &flops, e, sizeof e);
 	return json_pack("{s:O?, s:O, s:o, s:o, s:I, s:I, s:f}", "id", json_object_get(task, "id"),
 		"sizes", params, "shapes", shapes, "bounds", bounds, "bytes", (json_int_t)bytes,
@@ -224,26 +240,14 @@ evaluated_sets(const json_t *task, const json_t *cand, long line)
 {
 	json_t *sets = task_sizes(task), *out = json_array(), *sizes;
 	const json_t *defines = json_object_get(cand, "defines");
-	const char *lists[] = { "inputs", "outputs" };
 	struct plan *p = xmalloc(sizeof *p);
 	char e[512];
-	size_t i, j, k;
-	const json_t *t, *d;
-	int64_t v;
+	size_t i;
 
 	if (!json_is_object(defines))
 		defines = NULL;
 	json_array_foreach(sets, i, sizes) {
-		json_t *shapes = json_object();
-		for (size_t l = 0; l < LEN(lists); l++)
-			json_array_foreach(json_object_get(task, lists[l]), j, t) {
-				json_t *shape = json_array();
-				json_array_foreach(json_object_get(t, "shape"), k, d)
-					if (expr_eval_json(d, sizes, &v, e, sizeof e) == 0)
-						json_array_append_new(shape, json_integer(v));
-				json_object_set_new(shapes, json_string_value(json_object_get(t, "name")),
-					shape);
-			}
+		json_t *shapes = tensor_shapes(task, sizes);
 		json_t *vars = plan_vars(sizes, defines, e, sizeof e);
 		if (!vars || plan_eval(json_object_get(cand, "launch"), task, vars, p, e, sizeof e) < 0)
 			die_line(EXIT_DATAERR, line, "candidate.launch at size set %zu: %s", i, e);

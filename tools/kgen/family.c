@@ -113,7 +113,7 @@ load_variant(const char *dir, const char *file, const char *name, json_t *v,
 	char *err, size_t errlen)
 {
 	static const char *const known[] = { "source", "kernels", "knobs",
-		"constraints", "launch", "when", "ops", "doc", NULL };
+		"constraints", "launch", "when", "ops", "takes", "doc", NULL };
 	static const char *const cknown[] = { "expr", "min", "max",
 		"multiple_of", "why", NULL };
 	const json_t *knobs = json_object_get(v, "knobs"), *c, *k;
@@ -155,6 +155,17 @@ load_variant(const char *dir, const char *file, const char *name, json_t *v,
 		return errf(err, errlen, "%s.when: expected a size expression", where);
 	if (json_object_get(v, "ops") && !json_is_array(json_object_get(v, "ops")))
 		return errf(err, errlen, "%s.ops: expected an array of strings", where);
+	c = json_object_get(v, "takes");
+	if (c && (!json_is_array(c) || json_array_size(c) == 0))
+		return errf(err, errlen, "%s.takes: expected an array of op kinds (fold, "
+			"apply, keep, softmax)", where);
+	json_array_foreach(c, i, k) {
+		kn = json_string_value(k);
+		if (!kn || (strcmp(kn, "fold") && strcmp(kn, "apply") && strcmp(kn, "keep") &&
+		    strcmp(kn, "softmax")))
+			return errf(err, errlen, "%s.takes[%zu]: expected fold, apply, keep "
+				"or softmax", where, i);
+	}
 	if (!json_is_array(json_object_get(json_object_get(v, "launch"), "launches")))
 		return errf(err, errlen, "%s.launch: expected a launch plan", where);
 	path = xasprintf("%s/%s", dir, src);
@@ -174,8 +185,12 @@ load_variant(const char *dir, const char *file, const char *name, json_t *v,
 
 /* ---- reductions as expressions ---- */
 
+/* The most folds a spec member of kind "ops" holds (row_reduce's terms). */
+#define OPS_MAX 4
+
 /* An expression of an op is pasted into the family's source as a macro
- * body: one C expression over its variables (x, a, b, v, n), with no room
+ * body: one C expression over its variables (x, a, b, v, n; a family may
+ * bind more, as global_reduce the inputs' names), with no room
  * for a statement, a directive, a string or a comment, its parentheses
  * balanced so that it stays inside the macro's own. */
 static int
@@ -184,7 +199,7 @@ op_expr_ok(const char *s)
 	size_t n = strlen(s), i;
 	int depth = 0;
 
-	if (n == 0 || n > 200 || strstr(s, "/*") || strstr(s, "//"))
+	if (n == 0 || n > 1000 || strstr(s, "/*") || strstr(s, "//"))
 		return 0;
 	for (i = 0; i < n; i++) {
 		if (!(isalnum((unsigned char)s[i]) || strchr("_ .+-*/%()<>=!&|^~?:,", s[i])))
@@ -196,17 +211,19 @@ op_expr_ok(const char *s)
 	return depth == 0;
 }
 
-/* Checks one op, {"map", "combine", "identity", "finalize"} (a fold) or
- * {"keep": "max"|"min", "result": "value"|"index", "map"} (index-keeping);
- * where names the op in messages. */
+/* Checks one op, {"map", "combine", "identity", "finalize"} (a fold), a
+ * fold with "apply" (each value x of the input then becomes apply(x, v), v
+ * the fold's result), or {"keep": "max"|"min", "result": "value"|"index",
+ * "map"} (index-keeping); where names the op in messages. */
 static int
 check_op(const char *where, const json_t *op, char *err, size_t errlen)
 {
 	static const char *const known[] = { "map", "combine", "identity",
-		"finalize", "keep", "result", "doc", NULL };
+		"finalize", "apply", "keep", "result", "stat", "doc", NULL };
 	static const char *const exprs[] = { "map", "combine", "identity",
-		"finalize", NULL };
+		"finalize", "apply", NULL };
 	const json_t *keep = json_object_get(op, "keep");
+	const json_t *stat = json_object_get(op, "stat");
 	const char *u, *ks, *rs;
 	int i;
 
@@ -218,8 +235,22 @@ check_op(const char *where, const json_t *op, char *err, size_t errlen)
 		const json_t *e = json_object_get(op, exprs[i]);
 		if (e && !(json_is_string(e) && op_expr_ok(json_string_value(e))))
 			return errf(err, errlen, "%s.%s: expected one C expression of at "
-				"most 200 characters (letters, digits, spaces, _ . + - * / %% "
+				"most 1000 characters (letters, digits, spaces, _ . + - * / %% "
 				"( ) < > = ! & | ^ ~ ? : ,; parentheses balanced)", where, exprs[i]);
+	}
+	if (stat) {
+		if (!json_is_string(stat) || strcmp(json_string_value(stat), "softmax"))
+			return errf(err, errlen, "%s.stat: expected \"softmax\" (the row's "
+				"max and sum of exponentials; a fold states map, combine, "
+				"identity and finalize instead)", where);
+		for (i = 0; exprs[i]; i++)
+			if (strcmp(exprs[i], "apply") && json_object_get(op, exprs[i]))
+				return errf(err, errlen, "%s: a softmax statistic takes no %s",
+					where, exprs[i]);
+		if (keep || !json_object_get(op, "apply"))
+			return errf(err, errlen, "%s: a softmax statistic takes apply "
+				"(of x, m, s, e, rs, ls) and no keep", where);
+		return 0;
 	}
 	if (keep) {
 		ks = json_string_value(keep);
@@ -229,9 +260,9 @@ check_op(const char *where, const json_t *op, char *err, size_t errlen)
 		if (!rs || (strcmp(rs, "value") && strcmp(rs, "index")))
 			return errf(err, errlen, "%s.result: expected \"value\" or \"index\"", where);
 		if (json_object_get(op, "combine") || json_object_get(op, "identity") ||
-		    json_object_get(op, "finalize"))
+		    json_object_get(op, "finalize") || json_object_get(op, "apply"))
 			return errf(err, errlen, "%s: an op that keeps the %s takes no combine, "
-				"identity or finalize", where, ks);
+				"identity, finalize or apply", where, ks);
 		return 0;
 	}
 	if (json_object_get(op, "result"))
@@ -272,11 +303,42 @@ op_of(const json_t *family, const json_t *v)
 	return json_is_object(v) ? v : NULL;
 }
 
+/* The kind of an op: "softmax", "keep", "apply" or "fold". */
+static const char *
+op_kind(const json_t *op)
+{
+	return json_object_get(op, "stat") ? "softmax" : json_object_get(op, "keep") ?
+		"keep" : json_object_get(op, "apply") ? "apply" : "fold";
+}
+
 static const char *
 op_member(const json_t *op, const char *name, const char *dflt)
 {
 	const char *s = json_string_value(json_object_get(op, name));
 	return s ? s : dflt;
+}
+
+/* The members NAME_count and NAME<k>_map, _combine, _identity and
+ * _finalize (k < OPS_MAX) of a spec member NAME of kind "ops": the folds
+ * given, then ones that are never used (map 0, combine a). */
+static void
+ops_expand(const json_t *family, json_t *spec, const char *name, const json_t *ops)
+{
+	static const char *const parts[][2] = { { "map", "0.0f" }, { "combine", "a" },
+		{ "identity", "0.0f" }, { "finalize", "v" } };
+	char key[160];
+	size_t k, j;
+
+	snprintf(key, sizeof(key), "%s_count", name);
+	json_object_set_new(spec, key, json_integer((json_int_t)json_array_size(ops)));
+	for (k = 0; k < OPS_MAX; k++)
+		for (j = 0; j < sizeof(parts) / sizeof(parts[0]); j++) {
+			const json_t *op = op_of(family, json_array_get(ops, k));
+			const char *dflt = op && j == 0 ? "x" : parts[j][1];
+			snprintf(key, sizeof(key), "%s%zu_%s", name, k, parts[j][0]);
+			json_object_set_new(spec, key, json_string(op ? op_member(op,
+				parts[j][0], dflt) : dflt));
+		}
 }
 
 json_t *
@@ -287,6 +349,15 @@ rules_op_expand(const json_t *family, const json_t *task)
 	json_t *t = NULL, *spec;
 
 	json_object_foreach((json_t *)decl, name, kind) {
+		if (json_is_string(kind) && strcmp(json_string_value(kind), "ops") == 0) {
+			const json_t *ops = json_object_get(json_object_get(task, "spec"), name);
+			if (!json_is_array(ops))
+				continue;
+			if (!t)
+				t = json_deep_copy(task);
+			ops_expand(family, json_object_get(t, "spec"), name, ops);
+			continue;
+		}
 		if (!json_is_string(kind) || strcmp(json_string_value(kind), "op"))
 			continue;
 		if (!(op = op_of(family, json_object_get(json_object_get(task, "spec"), name))))
@@ -297,12 +368,15 @@ rules_op_expand(const json_t *family, const json_t *task)
 		const char *keep = json_string_value(json_object_get(op, "keep"));
 		json_object_set_new(spec, "op_keep", json_integer(!keep ? 0 :
 			strcmp(keep, "max") == 0 ? 1 : -1));
+		json_object_set_new(spec, "op_softmax", json_integer(json_object_get(op,
+			"stat") != NULL));
 		json_object_set_new(spec, "op_index", json_integer(keep &&
 			strcmp(op_member(op, "result", ""), "index") == 0));
 		json_object_set_new(spec, "op_map", json_string(op_member(op, "map", "x")));
 		json_object_set_new(spec, "op_combine", json_string(op_member(op, "combine", "a")));
 		json_object_set_new(spec, "op_identity", json_string(op_member(op, "identity", "0.0f")));
 		json_object_set_new(spec, "op_finalize", json_string(op_member(op, "finalize", "v")));
+		json_object_set_new(spec, "op_apply", json_string(op_member(op, "apply", "x")));
 	}
 	return t ? t : json_incref((json_t *)task);
 }
@@ -366,7 +440,8 @@ fail:
 /* ---- checks ---- */
 
 /* The type a spec member of declared kind must have: "dim" an integer or
- * a string, "string", "number" and "boolean" theirs, an array of allowed
+ * a string, "integer" (a constant the source is compiled with), "string",
+ * "number" and "boolean" theirs, an array of allowed
  * values any of its members' types. Returns 1 when v has it. */
 static int
 spec_type_ok(const json_t *kind, const json_t *v)
@@ -391,8 +466,14 @@ spec_type_ok(const json_t *kind, const json_t *v)
 		return json_is_number(v);
 	if (strcmp(ks, "boolean") == 0)
 		return json_is_boolean(v);
+	if (strcmp(ks, "integer") == 0)
+		return json_is_integer(v);
 	if (strcmp(ks, "op") == 0)
 		return json_is_string(v) || json_is_object(v);
+	if (strcmp(ks, "ops") == 0)
+		return json_is_array(v);
+	if (strcmp(ks, "expr") == 0)
+		return json_is_string(v);
 	return 1;
 }
 
@@ -413,8 +494,8 @@ rules_spec_types(const json_t *family, const json_t *task, char *err, size_t err
 
 /* Checks the task's spec against the family's spec declaration: each
  * member present with the declared kind ("dim": a size expression over the
- * task's params, "string", "number", "boolean", or an array of allowed
- * strings). */
+ * task's params, "integer" (the same at every size), "string", "number",
+ * "boolean", or an array of allowed strings). */
 int
 rules_spec_check(const json_t *family, const json_t *task, char *err, size_t errlen)
 {
@@ -449,6 +530,31 @@ rules_spec_check(const json_t *family, const json_t *task, char *err, size_t err
 			snprintf(where, sizeof(where), "task \"%s\": spec.%s", id, name);
 			if (!json_is_string(v) && check_op(where, v, err, errlen) < 0)
 				return -1;
+		} else if (ks && strcmp(ks, "ops") == 0) {
+			char where[160];
+			const json_t *o;
+			if (!json_is_array(v) || json_array_size(v) < 1 ||
+			    json_array_size(v) > OPS_MAX)
+				return errf(err, errlen, "task \"%s\": spec.%s: expected an array "
+					"of 1 to %d folds", id, name, OPS_MAX);
+			json_array_foreach(v, i, o) {
+				snprintf(where, sizeof(where), "task \"%s\": spec.%s[%zu]", id,
+					name, i);
+				if (json_is_string(o) && !op_of(family, o))
+					return errf(err, errlen, "%s: family %s knows no op \"%s\"",
+						where, fam, json_string_value(o));
+				if (!json_is_string(o) && check_op(where, o, err, errlen) < 0)
+					return -1;
+				if (strcmp(op_kind(op_of(family, o)), "fold"))
+					return errf(err, errlen, "%s: expected a fold (map, combine, "
+						"identity, finalize)", where);
+			}
+		} else if (ks && strcmp(ks, "expr") == 0) {
+			if (!json_is_string(v) || !op_expr_ok(json_string_value(v)))
+				return errf(err, errlen, "task \"%s\": spec.%s: expected one C "
+					"expression of at most 1000 characters (letters, digits, "
+					"spaces, _ . + - * / %% ( ) < > = ! & | ^ ~ ? : ,; parentheses "
+					"balanced)", id, name);
 		} else if (ks && strcmp(ks, "dim") == 0) {
 			if (!json_is_string(v) && !json_is_integer(v))
 				return errf(err, errlen, "task \"%s\": spec.%s: expected a "
@@ -458,10 +564,11 @@ rules_spec_check(const json_t *family, const json_t *task, char *err, size_t err
 				return errf(err, errlen, "task \"%s\": spec.%s: %s", id,
 					name, e);
 		} else if (ks && ((strcmp(ks, "string") == 0 && !json_is_string(v)) ||
+		    (strcmp(ks, "integer") == 0 && !json_is_integer(v)) ||
 		    (strcmp(ks, "number") == 0 && !json_is_number(v)) ||
 		    (strcmp(ks, "boolean") == 0 && !json_is_boolean(v))))
-			return errf(err, errlen, "task \"%s\": spec.%s: expected a %s",
-				id, name, ks);
+			return errf(err, errlen, "task \"%s\": spec.%s: expected %s %s",
+				id, name, strcmp(ks, "integer") ? "a" : "an", ks);
 	}
 	return 0;
 }
@@ -472,7 +579,8 @@ rules_variant_applies(const json_t *family, const char *variant,
 {
 	const json_t *v = json_object_get(json_object_get(family, "variants"), variant);
 	const json_t *ops = json_object_get(v, "ops"), *o;
-	const json_t *op = json_object_get(json_object_get(task, "spec"), "op");
+	const json_t *takes = json_object_get(v, "takes");
+	const json_t *op = json_object_get(json_object_get(task, "spec"), "op"), *opv;
 	const char *when = json_string_value(json_object_get(v, "when"));
 	char *w, e[RULES_ERR];
 	int64_t val;
@@ -489,6 +597,14 @@ rules_variant_applies(const json_t *family, const char *variant,
 		if (!ok)
 			return errf(err, errlen, "variant %s does not do op %s", variant,
 				json_is_string(op) ? json_string_value(op) : "(none)"), 0;
+	}
+	if (takes && (opv = op_of(family, op))) {
+		ok = 0;
+		json_array_foreach(takes, i, o)
+			ok |= strcmp(json_string_value(o), op_kind(opv)) == 0;
+		if (!ok)
+			return errf(err, errlen, "variant %s takes no %s op", variant,
+				op_kind(opv)), 0;
 	}
 	if (!when)
 		return 1;

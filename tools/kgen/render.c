@@ -130,7 +130,7 @@ placeholder(const json_t *task, const char *variant, const char *name,
 	if (strcmp(name, "in_ptrs") == 0)
 		return inputs_join(task, "in%d", ", ");
 	if (strcmp(name, "bind") == 0)
-		return inputs_join(task, "const float %2$s = IN(%1$d);", " ");
+		return inputs_join(task, "[[maybe_unused]] const float %2$s = IN(%1$d);", " ");
 	if ((v = spec_text(spec, name, in_plan)))
 		return v;
 	errf(err, errlen, "{{%s}}: not in the task's spec", name);

@@ -119,8 +119,11 @@ base_config(struct gen *g, const json_t *state, int *measured, char *err,
 		json_object_foreach((json_t *)vars, name, v) {
 			if ((pass == 0) != (strcmp(name, def) == 0))
 				continue;
-			if (!rules_variant_applies(g->family, name, g->task, e, sizeof(e)))
+			if (!rules_variant_applies(g->family, name, g->task, e, sizeof(e))) {
+				snprintf(why + strlen(why), sizeof(why) - strlen(why),
+					"%s%s", *why ? "; " : "", e);
 				continue;
+			}
 			if (!(c = rules_render(g->family, g->task, name, NULL, e, sizeof(e)))) {
 				snprintf(why + strlen(why), sizeof(why) - strlen(why),
 					"%s%s: %s", *why ? "; " : "", name, e);

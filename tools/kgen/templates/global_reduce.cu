@@ -1,16 +1,23 @@
-/* global_reduce family: one reduction over all n values.
- *   mse:           loss = mean((a - b)^2): one read of a and b (the floor).
- *   fro_normalize: y = x / sqrt(sum(x^2)): a read for the sum, then a read
- *                  and a write: 3 passes (nothing can be written before
- *                  every value has been read).
- * gr_partial: SPLIT blocks stride over the data (UNROLL vectors in flight
- * per thread), each thread sums a tile in float and adds the tile to a
- * double; each block writes its sum (double) to a workspace. gr_final:
- * one block adds the SPLIT sums in a fixed order. gr_apply (fro): y = x *
- * (1 / norm), streamed. Buffers not aligned to VEC floats (never from
- * cudaMalloc) take the scalar path. Indices are 64-bit. */
+/* global_reduce family: one reduction over all n values of the task's
+ * same-shaped inputs, with the op as expressions (docs/templates.md):
+ *   fold:  out[0] = finalize(v, count), v the combine of map(inputs) over
+ *          every place (a loss: mse, huber, KL divergence): one read of
+ *          each input (the floor).
+ *   apply: the same fold into a one-value scale, then y = apply(x, scale)
+ *          over the first input x (fro_normalize: y = x / sqrt(sum(x^2))):
+ *          a read for the fold, then a read and a write: 3 passes
+ *          (nothing can be written before every value has been read).
+ * The map reads an input as x (the first), by its name, or as IN(k).
+ * gr_partial: SPLIT blocks stride over the data (UNROLL vectors of each
+ * input in flight per thread); each thread combines a tile in float, and
+ * the tiles in double; each block writes its result (double) to a
+ * workspace. gr_final: one block combines the SPLIT results in a fixed
+ * order and finalizes (in double). gr_apply (apply): streamed. Buffers
+ * not aligned to VEC floats (never from cudaMalloc) take the scalar path.
+ * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
-#define OP_{{op}} 1
+#define NIN {{ninputs}}
+#define GR_IDENTITY ({{op_identity}})
 
 #if VEC == 4
 typedef float4 gr_vec;
@@ -32,117 +39,143 @@ static __device__ __forceinline__ float gr_lane(const gr_vec &v, int l)
 	return reinterpret_cast<const float *>(&v)[l];
 }
 
-static __device__ __forceinline__ double gr_warp_sum(double v)
+/* The op's map over one value of each input (gr_a[k]: input k). */
+static __device__ __forceinline__ float gr_map(const float *gr_a)
+{
+#define IN(k) gr_a[k]
+	const float x = IN(0);
+	(void)x;
+	{
+		{{bind}}
+		return ({{op_map}});
+	}
+#undef IN
+}
+
+/* The op's combine, in float (tiles) and double (across tiles). */
+template <typename T>
+static __device__ __forceinline__ T gr_combine(T a, T b)
+{
+	return ({{op_combine}});
+}
+
+static __device__ __forceinline__ double gr_finalize(double v, double n)
+{
+	(void)n;
+	return ({{op_finalize}});
+}
+
+static __device__ __forceinline__ double gr_warp(double v)
 {
 #pragma unroll
 	for (int o = 16; o > 0; o /= 2)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
+		v = gr_combine(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
 
-/* The block's sum, in thread 0 (a fixed order: the same bits every run). */
-static __device__ __forceinline__ double gr_block_sum(double v)
+/* The block's result, in thread 0 (a fixed order: the same bits every run). */
+static __device__ __forceinline__ double gr_block(double v)
 {
 	__shared__ double gr_w[BLOCK / 32];
 
-	v = gr_warp_sum(v);
+	v = gr_warp(v);
 	if (threadIdx.x % 32 == 0)
 		gr_w[threadIdx.x / 32] = v;
 	__syncthreads();
 	if (threadIdx.x == 0) {
-		v = 0.0;
-		for (int w = 0; w < BLOCK / 32; w++)
-			v += gr_w[w];
+		v = gr_w[0];
+		for (int w = 1; w < BLOCK / 32; w++)
+			v = gr_combine(v, gr_w[w]);
 	}
 	return v;
 }
 
-/* The term one value contributes: (a - b)^2 or x^2. */
-#if defined(OP_mse)
-#define GR_TERM(a, b) (((a) - (b)) * ((a) - (b)))
-#else
-#define GR_TERM(a, b) ((a) * (a))
-#endif
-
-/* Grid (SPLIT): part[block] = the sum of the terms over the block's
- * grid-stride share. b is ignored (may equal a) for fro_normalize. */
-extern "C" __global__ void __launch_bounds__(BLOCK)
-gr_partial(const float *__restrict__ a, const float *__restrict__ b,
-	double *__restrict__ part, long long n)
+/* One place j of every input, mapped. */
+static __device__ __forceinline__ float gr_at(const float *const (&in)[NIN], long long j)
 {
-	double sum = 0.0;
+	float a[NIN];
 
-	if (gr_aligned(a) && gr_aligned(b)) {
-		const gr_vec *av = reinterpret_cast<const gr_vec *>(a);
-#if defined(OP_mse)
-		const gr_vec *bv = reinterpret_cast<const gr_vec *>(b);
-#endif
+#pragma unroll
+	for (int k = 0; k < NIN; k++)
+		a[k] = in[k][j];
+	return gr_map(a);
+}
+
+/* Grid (SPLIT): part[block] = the combine of the mapped values over the
+ * block's grid-stride share. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+gr_partial({{in_params}}, double *__restrict__ part, long long n)
+{
+	const float *const in[NIN] = { {{in_ptrs}} };
+	double acc = (double)GR_IDENTITY;
+	bool aligned = true;
+
+#pragma unroll
+	for (int k = 0; k < NIN; k++)
+		aligned &= gr_aligned(in[k]);
+	if (aligned) {
 		const long long nv = n / VEC;
 		const long long step = (long long)SPLIT * BLOCK * UNROLL;
 
 		for (long long i = (long long)blockIdx.x * BLOCK * UNROLL + threadIdx.x;
 		     i < nv; i += step) {
-			gr_vec x[UNROLL];
-#if defined(OP_mse)
-			gr_vec y[UNROLL];
-#endif
+			gr_vec x[NIN][UNROLL];
 			const bool whole = i + (long long)(UNROLL - 1) * BLOCK < nv;
-			float t = 0.0f;
+			float t = GR_IDENTITY;
 
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++)
-				if (whole || i + u * BLOCK < nv) {
-					x[u] = __ldcs(av + i + u * BLOCK);
-#if defined(OP_mse)
-					y[u] = __ldcs(bv + i + u * BLOCK);
-#endif
-				}
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (whole || i + u * BLOCK < nv)
 #pragma unroll
-					for (int l = 0; l < VEC; l++)
-#if defined(OP_mse)
-						t += GR_TERM(gr_lane(x[u], l), gr_lane(y[u], l));
-#else
-						t += GR_TERM(gr_lane(x[u], l), 0.0f);
-#endif
-			sum += t;
+					for (int k = 0; k < NIN; k++)
+						x[k][u] = __ldcs(reinterpret_cast<const gr_vec *>(in[k]) + i + u * BLOCK);
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				if (whole || i + u * BLOCK < nv)
+#pragma unroll
+					for (int l = 0; l < VEC; l++) {
+						float a[NIN];
+#pragma unroll
+						for (int k = 0; k < NIN; k++)
+							a[k] = gr_lane(x[k][u], l);
+						t = gr_combine(t, gr_map(a));
+					}
+			acc = gr_combine(acc, (double)t);
 		}
 		/* the last n % VEC values */
 		if (blockIdx.x == 0)
 			for (long long j = nv * VEC + threadIdx.x; j < n; j += BLOCK)
-				sum += GR_TERM(a[j], b[j]);
+				acc = gr_combine(acc, (double)gr_at(in, j));
 	} else {
 		for (long long j = (long long)blockIdx.x * BLOCK + threadIdx.x; j < n;
 		     j += (long long)SPLIT * BLOCK)
-			sum += GR_TERM(a[j], b[j]);
+			acc = gr_combine(acc, (double)gr_at(in, j));
 	}
-	sum = gr_block_sum(sum);
+	acc = gr_block(acc);
 	if (threadIdx.x == 0)
-		part[blockIdx.x] = sum;
+		part[blockIdx.x] = acc;
 }
 
-/* Grid (1): mse: out[0] = sum / n (the loss); fro_normalize: out[0] =
- * 1 / sqrt(sum) (the scale gr_apply multiplies by). */
+/* Grid (1): out[0] = finalize(the combine of the SPLIT results, count):
+ * the loss (fold), or the scale gr_apply takes (apply). */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-gr_final(const double *__restrict__ part, float *__restrict__ out, long long n)
+gr_final(const double *__restrict__ part, float *__restrict__ out, long long count)
 {
-	double sum = 0.0;
+	double acc = (double)GR_IDENTITY;
 
 	for (int i = threadIdx.x; i < SPLIT; i += BLOCK)
-		sum += part[i];
-	sum = gr_block_sum(sum);
-	if (threadIdx.x == 0) {
-#if defined(OP_mse)
-		out[0] = (float)(sum / (double)n);
-#else
-		out[0] = (float)(1.0 / sqrt(sum));
-#endif
-	}
+		acc = gr_combine(acc, part[i]);
+	acc = gr_block(acc);
+	if (threadIdx.x == 0)
+		out[0] = (float)gr_finalize(acc, (double)count);
 }
 
-#if defined(VARIANT_fro)
+#if defined(VARIANT_apply)
+static __device__ __forceinline__ float gr_apply_one(float x, float v)
+{
+	return ({{op_apply}});
+}
+
 /* Grid (cdiv(cdiv(n, VEC), BLOCK*UNROLL)), walked from the last tile to the
  * first: the tiles gr_partial read last may still be in L2. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
@@ -170,16 +203,16 @@ gr_apply(const float *__restrict__ x, const float *__restrict__ scale,
 				float *f = reinterpret_cast<float *>(&v[u]);
 #pragma unroll
 				for (int l = 0; l < VEC; l++)
-					f[l] *= s;
+					f[l] = gr_apply_one(f[l], s);
 				__stcs(yv + i + u * BLOCK, v[u]);
 			}
 		if (tile == 0)
 			for (long long j = nv * VEC + threadIdx.x; j < n; j += BLOCK)
-				y[j] = x[j] * s;
+				y[j] = gr_apply_one(x[j], s);
 		return;
 	}
 	for (long long j = tile * BLOCK * UNROLL * VEC + threadIdx.x;
 	     j < n && j < (tile + 1) * BLOCK * UNROLL * VEC; j += BLOCK)
-		y[j] = x[j] * s;
+		y[j] = gr_apply_one(x[j], s);
 }
 #endif

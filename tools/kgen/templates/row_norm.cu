@@ -1,8 +1,12 @@
-/* row_norm family: y = f(x) on each row of a rows x cols matrix, with one
- * statistic of the row:
- *   softmax: y = exp(x - max) / sum(exp(x - max)), max and sum found in one
- *            read (online: the running sum is rescaled when the max grows);
- *   l1:      y = x / mean(|x|).
+/* row_norm family: y = apply(x, the row's statistic) on each row of a rows
+ * x cols matrix. The op is the task's, as expressions (docs/templates.md),
+ * of one of two kinds:
+ *   softmax: the statistic is the row's max m and s, the sum of exp(x - m),
+ *            found in one read (online: the running sum is rescaled when
+ *            the max grows); apply sees x, m, s, e = exp(x - m), rs = 1/s
+ *            and ls = log(s) (softmax: e * rs; log_softmax: x - m - ls);
+ *   a fold:  v = finalize(the combine of map(x) over the row, cols), and
+ *            apply sees x and v (l1: v = cols / sum|x|, y = x * v).
  * Variants (docs/templates.md says which pays where):
  *   cluster: a thread-block cluster of CLUSTER blocks per row; each block
  *            keeps its share of the row in shared memory, the blocks swap
@@ -19,7 +23,11 @@
  * has a scalar head up to its first aligned vector and a scalar tail.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
-#define OP_{{op}} 1
+#define RN_SOFTMAX {{op_softmax}}
+#define RN_MAP(x) ({{op_map}})
+#define RN_COMBINE(a, b) ({{op_combine}})
+#define RN_IDENTITY ({{op_identity}})
+#define RN_FINALIZE(v, n) ({{op_finalize}})
 
 #if defined(VARIANT_cluster)
 #include <cooperative_groups.h>
@@ -44,28 +52,32 @@ typedef float rn_vec;
 #define RN_NEG_INF __int_as_float(0xff800000)
 
 /* A row's statistic, or part of one. softmax: m the max so far and s the
- * sum of exp(x - m); l1: s the sum of |x|. */
+ * sum of exp(x - m); a fold: s the fold so far. */
 struct rn_stat {
 	float m, s;
 };
 
 static __device__ __forceinline__ rn_stat rn_identity()
 {
+#if RN_SOFTMAX
 	return {RN_NEG_INF, 0.0f};
+#else
+	return {RN_NEG_INF, RN_IDENTITY};
+#endif
 }
 
 /* a and b together (commutative bit for bit, so every thread that combines
  * the same parts in the same order gets the same answer). */
 static __device__ __forceinline__ rn_stat rn_combine(rn_stat a, rn_stat b)
 {
-#if defined(OP_softmax)
+#if RN_SOFTMAX
 	float m = fmaxf(a.m, b.m);
 
 	if (m == RN_NEG_INF)
 		return a;
 	return {m, a.s * exp2f((a.m - m) * RN_LOG2E) + b.s * exp2f((b.m - m) * RN_LOG2E)};
 #else
-	return {a.m, a.s + b.s};
+	return {a.m, RN_COMBINE(a.s, b.s)};
 #endif
 }
 
@@ -74,7 +86,7 @@ static __device__ __forceinline__ rn_stat rn_combine(rn_stat a, rn_stat b)
 template <int N>
 static __device__ __forceinline__ void rn_add(rn_stat &st, const float (&v)[N])
 {
-#if defined(OP_softmax)
+#if RN_SOFTMAX
 	float cm = v[0];
 #pragma unroll
 	for (int i = 1; i < N; i++)
@@ -90,11 +102,11 @@ static __device__ __forceinline__ void rn_add(rn_stat &st, const float (&v)[N])
 	st.m = m;
 	st.s = s;
 #else
-	float s = 0.0f;
+	float s = RN_IDENTITY;
 #pragma unroll
 	for (int i = 0; i < N; i++)
-		s += fabsf(v[i]);
-	st.s += s;
+		s = RN_COMBINE(s, RN_MAP(v[i]));
+	st.s = RN_COMBINE(st.s, s);
 #endif
 }
 
@@ -105,28 +117,37 @@ static __device__ __forceinline__ void rn_add1(rn_stat &st, float x)
 	rn_add(st, a);
 }
 
-/* What the output needs from the row's statistic. softmax: y = exp2(x *
- * log2e - a) * b; l1: y = x * b with b = cols / sum|x| = 1 / mean|x|. */
+/* What the output needs from the row's statistic. softmax: a = m * log2e
+ * (e = exp2(x * log2e - a)), b = 1/s, m, and ls = log(s); a fold: b =
+ * finalize(v, cols). */
 struct rn_out {
-	float a, b;
+	float a, b, m, ls;
 };
 
 static __device__ __forceinline__ rn_out rn_finish(rn_stat st, long long cols)
 {
-#if defined(OP_softmax)
-	return {st.m * RN_LOG2E, 1.0f / st.s};
+#if RN_SOFTMAX
+	(void)cols;
+	return {st.m * RN_LOG2E, 1.0f / st.s, st.m, logf(st.s)};
 #else
-	return {0.0f, (float)cols / st.s};
+	const float v = st.s;
+	const float n = (float)cols;
+	(void)n;
+	return {0.0f, RN_FINALIZE(v, n), 0.0f, 0.0f};
 #endif
 }
 
 static __device__ __forceinline__ float rn_apply(float x, rn_out o)
 {
-#if defined(OP_softmax)
-	return exp2f(fmaf(x, RN_LOG2E, -o.a)) * o.b;
+#if RN_SOFTMAX
+	const float m = o.m, rs = o.b, ls = o.ls, s = 1.0f / o.b;
+	const float e = exp2f(fmaf(x, RN_LOG2E, -o.a));
+	(void)m, (void)rs, (void)ls, (void)s, (void)e;
 #else
-	return x * o.b;
+	const float v = o.b;
+	(void)v;
 #endif
+	return ({{op_apply}});
 }
 
 static __device__ __forceinline__ rn_vec rn_apply_vec(rn_vec v, rn_out o)

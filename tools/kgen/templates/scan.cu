@@ -1,0 +1,186 @@
+/* scan family: x and y have shape (outer, len, inner); along len, y at
+ * position i is SC_FINALIZE(v, n), v the combine of SC_MAP(x) over the n
+ * positions before i (exclusive) or up to and including i (inclusive),
+ * counted from the start or, reversed, from the end. The op is the task's,
+ * as expressions (docs/templates.md); combine must be associative (row
+ * scans it as a tree).
+ *   row:    inner 1; one block per row, in chunks of BLOCK * ITEMS: each
+ *           thread scans ITEMS adjacent values in registers, the thread
+ *           totals are scanned across the warp by shuffles and the warp
+ *           totals in shared memory; a carry passes from chunk to chunk.
+ *           Rows whose length is a multiple of 4 (and aligned) are loaded
+ *           and stored as float4.
+ *   column: one thread per column walks len in order, UNROLL loads in
+ *           flight; consecutive threads on consecutive columns.
+ * One read and one write: the floor. Indices are 64-bit. */
+#define VARIANT_{{variant}} 1
+#define SC_MAP(x) ({{op_map}})
+#define SC_COMBINE(a, b) ({{op_combine}})
+#define SC_IDENTITY ({{op_identity}})
+#define SC_FINALIZE(v, n) ({{op_finalize}})
+#define SC_REVERSE {{reverse}}
+#define SC_EXCLUSIVE {{exclusive}}
+
+static __device__ __forceinline__ float sc_fin(float v, long long n)
+{
+	(void)n;
+	return SC_FINALIZE(v, n);
+}
+
+#if defined(VARIANT_row)
+#if CACHE_HINT
+#define SC_LD(p) __ldcs(p)
+#define SC_ST(p, v) __stcs(p, v)
+#else
+#define SC_LD(p) __ldg(p)
+#define SC_ST(p, v) (*(p) = (v))
+#endif
+
+/* The inclusive scan of v across the warp. */
+static __device__ __forceinline__ float sc_warp_scan(float v, int lane)
+{
+#pragma unroll
+	for (int o = 1; o < 32; o *= 2) {
+		const float u = __shfl_up_sync(0xffffffffu, v, o);
+		if (lane >= o)
+			v = SC_COMBINE(u, v);
+	}
+	return v;
+}
+
+/* Grid (outer): block b scans row b of x (inner 1). Logical position j
+ * is physical j, or len - 1 - j when reversed. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_row(const float *__restrict__ x, float *__restrict__ y, long long len)
+{
+	__shared__ float sc_warps[BLOCK / 32];
+	__shared__ float sc_carry;
+	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+	const float *xr = x + (long long)blockIdx.x * len;
+	float *yr = y + (long long)blockIdx.x * len;
+	const bool vec = ITEMS % 4 == 0 && len % 4 == 0 &&
+		reinterpret_cast<unsigned long long>(xr) % 16 == 0 &&
+		reinterpret_cast<unsigned long long>(yr) % 16 == 0;
+	float carry = SC_IDENTITY;
+
+	for (long long c0 = 0; c0 < len; c0 += (long long)BLOCK * ITEMS) {
+		const long long j0 = c0 + (long long)threadIdx.x * ITEMS;
+		float v[ITEMS];
+
+		/* this thread's ITEMS logical positions j0 .. j0 + ITEMS - 1 */
+		if (vec && j0 + ITEMS <= len) {
+#pragma unroll
+			for (int q = 0; q < ITEMS / 4; q++) {
+				/* reversed: the logical items j0 + 4q .. + 3 are physical
+				 * len - 1 - j0 - 4q down to len - 4 - j0 - 4q */
+				const long long p = SC_REVERSE ? len - 4 - j0 - 4 * q : j0 + 4 * q;
+				const float4 f = SC_LD(reinterpret_cast<const float4 *>(xr + p));
+				v[4 * q + 0] = SC_REVERSE ? f.w : f.x;
+				v[4 * q + 1] = SC_REVERSE ? f.z : f.y;
+				v[4 * q + 2] = SC_REVERSE ? f.y : f.z;
+				v[4 * q + 3] = SC_REVERSE ? f.x : f.w;
+			}
+		} else {
+#pragma unroll
+			for (int k = 0; k < ITEMS; k++) {
+				const long long j = j0 + k;
+				v[k] = j < len ? SC_LD(xr + (SC_REVERSE ? len - 1 - j : j)) : 0.0f;
+			}
+		}
+		/* the thread's own inclusive scan, then its total */
+		float run = SC_IDENTITY;
+#pragma unroll
+		for (int k = 0; k < ITEMS; k++) {
+			const float m = j0 + k < len ? SC_MAP(v[k]) : SC_IDENTITY;
+			run = SC_COMBINE(run, m);
+			v[k] = run;
+		}
+		/* the combine of all threads before this one, this chunk */
+		float incl = sc_warp_scan(run, lane);
+		if (lane == 31)
+			sc_warps[warp] = incl;
+		__syncthreads();
+		if (warp == 0) {
+			float w = lane < BLOCK / 32 ? sc_warps[lane] : SC_IDENTITY;
+			w = sc_warp_scan(w, lane);
+			if (lane < BLOCK / 32)
+				sc_warps[lane] = w;
+		}
+		__syncthreads();
+		float before = __shfl_up_sync(0xffffffffu, incl, 1);
+		if (lane == 0)
+			before = SC_IDENTITY;
+		if (warp > 0)
+			before = SC_COMBINE(sc_warps[warp - 1], before);
+		before = SC_COMBINE(carry, before);
+		/* outputs: inclusive v[k] = before + own[0..k]; exclusive the one before */
+		float out[ITEMS];
+#pragma unroll
+		for (int k = 0; k < ITEMS; k++) {
+			const float incl_k = SC_COMBINE(before, v[k]);
+			const float excl_k = k == 0 ? before : SC_COMBINE(before, v[k - 1]);
+			out[k] = sc_fin(SC_EXCLUSIVE ? excl_k : incl_k, j0 + k + (SC_EXCLUSIVE ? 0 : 1));
+		}
+		if (vec && j0 + ITEMS <= len) {
+#pragma unroll
+			for (int q = 0; q < ITEMS / 4; q++) {
+				const long long p = SC_REVERSE ? len - 4 - j0 - 4 * q : j0 + 4 * q;
+				const float4 f = SC_REVERSE ?
+					make_float4(out[4 * q + 3], out[4 * q + 2], out[4 * q + 1], out[4 * q]) :
+					make_float4(out[4 * q], out[4 * q + 1], out[4 * q + 2], out[4 * q + 3]);
+				SC_ST(reinterpret_cast<float4 *>(yr + p), f);
+			}
+		} else {
+#pragma unroll
+			for (int k = 0; k < ITEMS; k++) {
+				const long long j = j0 + k;
+				if (j < len)
+					SC_ST(yr + (SC_REVERSE ? len - 1 - j : j), out[k]);
+			}
+		}
+		/* the chunk's total carries on */
+		if (threadIdx.x == BLOCK - 1)
+			sc_carry = SC_COMBINE(before, run);
+		__syncthreads();
+		carry = sc_carry;
+		__syncthreads();
+	}
+}
+#endif
+
+#if defined(VARIANT_column)
+/* Grid (cdiv(outer * inner, BLOCK)): thread t scans column t. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scan_column(const float *__restrict__ x, float *__restrict__ y, long long outer,
+	long long len, long long inner)
+{
+	const long long t = (long long)blockIdx.x * BLOCK + threadIdx.x;
+
+	if (t >= outer * inner)
+		return;
+	const long long o = t / inner, i = t % inner;
+	const float *xc = x + o * len * inner + i;
+	float *yc = y + o * len * inner + i;
+	float run = SC_IDENTITY;
+
+	for (long long j = 0; j < len; j += UNROLL) {
+		float v[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const long long q = j + u;
+			if (q < len)
+				v[u] = __ldcs(xc + (SC_REVERSE ? len - 1 - q : q) * inner);
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const long long q = j + u;
+			if (q < len) {
+				const float prev = run;
+				run = SC_COMBINE(run, SC_MAP(v[u]));
+				__stcs(yc + (SC_REVERSE ? len - 1 - q : q) * inner,
+					sc_fin(SC_EXCLUSIVE ? prev : run, q + (SC_EXCLUSIVE ? 0 : 1)));
+			}
+		}
+	}
+}
+#endif

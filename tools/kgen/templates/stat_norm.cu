@@ -1,0 +1,207 @@
+/* stat_norm family: x viewed as (outer, groups, inner); group b's
+ * statistics are over its outer * inner values x[a][b][i]: y = (x - mean)
+ * * rstd, rstd = 1/sqrt(var + eps) with the biased variance (as torch),
+ * then, with an affine, * w[c] + bias[c] for c = ((b % channels) * inner
+ * + i) / spatial: batch norm (outer batch, groups channels), instance norm
+ * (outer 1, groups batch * channels), group norm (outer 1, groups batch *
+ * groups, inner channels/groups * spatial).
+ *   sn_partial (groups * SPLIT blocks): each block sums its share of a
+ *       group's flat places j = a * inner + i, shifted by the group's first
+ *       value (no cancellation when the mean is far from 0), in float per
+ *       thread and double across threads.
+ *   sn_stats (one thread per group): mean and rstd from the SPLIT sums.
+ *   sn_apply (a capped grid, grid-stride): every value once, streamed.
+ * x is read twice and y written once: 3 passes; the floor (one read, one
+ * write) needs a whole group on chip. Vectors of VEC need inner % VEC == 0
+ * and aligned buffers, else one value at a time. Indices are 64-bit. */
+#define SN_AFFINE {{affine}}
+
+#if VEC == 4
+typedef float4 sn_vec;
+#elif VEC == 2
+typedef float2 sn_vec;
+#elif VEC == 1
+typedef float sn_vec;
+#else
+#error "VEC must be 1, 2 or 4"
+#endif
+
+static __device__ __forceinline__ double sn_warp_sum(double v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o /= 2)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+/* The block's sums of a and b, in thread 0 (fixed order). */
+static __device__ __forceinline__ void sn_block_sum2(double &a, double &b)
+{
+	__shared__ double sn_a[BLOCK / 32], sn_b[BLOCK / 32];
+
+	a = sn_warp_sum(a);
+	b = sn_warp_sum(b);
+	if (threadIdx.x % 32 == 0) {
+		sn_a[threadIdx.x / 32] = a;
+		sn_b[threadIdx.x / 32] = b;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		a = b = 0.0;
+		for (int w = 0; w < BLOCK / 32; w++) {
+			a += sn_a[w];
+			b += sn_b[w];
+		}
+	}
+}
+
+static __device__ __forceinline__ bool sn_vec_ok(const void *p, long long inner)
+{
+	return VEC == 1 || (inner % VEC == 0 &&
+		reinterpret_cast<unsigned long long>(p) % (VEC * 4) == 0);
+}
+
+/* Grid (groups * SPLIT): block k sums share k % SPLIT of group k / SPLIT:
+ * part[2k] = sum(x - x0), part[2k + 1] = sum((x - x0)^2), x0 the group's
+ * first value. Shares are whole vectors of the flat places, split evenly. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+sn_partial(const float *__restrict__ x, double *__restrict__ part, long long outer,
+	long long groups, long long inner)
+{
+	const long long b = blockIdx.x / SPLIT;
+	const int share = blockIdx.x % SPLIT;
+	const float *xg = x + b * inner;           /* place (a, i): xg[a * groups * inner + i] */
+	const long long stride = groups * inner;
+	float s1 = 0.0f, s2 = 0.0f;
+
+	if (b >= groups)
+		return;
+	const float x0 = __ldg(xg);
+	if (sn_vec_ok(x, inner)) {
+		const long long per = inner / VEC, nv = outer * per;
+		const long long v0 = nv * share / SPLIT, v1 = nv * (share + 1) / SPLIT;
+
+		for (long long q = v0 + threadIdx.x; q < v1; q += (long long)BLOCK * UNROLL) {
+			sn_vec v[UNROLL];
+			const bool whole = q + (long long)(UNROLL - 1) * BLOCK < v1;
+
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				if (whole || q + u * BLOCK < v1) {
+					const long long r = q + u * BLOCK;
+					v[u] = __ldg(reinterpret_cast<const sn_vec *>(xg + r / per * stride) + r % per);
+				}
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				if (whole || q + u * BLOCK < v1)
+#pragma unroll
+					for (int l = 0; l < VEC; l++) {
+						const float d = reinterpret_cast<const float *>(&v[u])[l] - x0;
+						s1 += d;
+						s2 = fmaf(d, d, s2);
+					}
+		}
+	} else {
+		const long long n = outer * inner;
+		const long long j0 = n * share / SPLIT, j1 = n * (share + 1) / SPLIT;
+
+		for (long long j = j0 + threadIdx.x; j < j1; j += BLOCK) {
+			const float d = __ldg(xg + j / inner * stride + j % inner) - x0;
+			s1 += d;
+			s2 = fmaf(d, d, s2);
+		}
+	}
+	double a = s1, q = s2;
+	sn_block_sum2(a, q);
+	if (threadIdx.x == 0) {
+		part[2 * blockIdx.x] = a;
+		part[2 * blockIdx.x + 1] = q;
+	}
+}
+
+/* Grid (cdiv(groups, 128)), 128 threads: stats[2b] = mean, stats[2b + 1] =
+ * rstd of group b, from its SPLIT partial sums in order. */
+extern "C" __global__ void __launch_bounds__(128)
+sn_stats(const float *__restrict__ x, const double *__restrict__ part,
+	float *__restrict__ stats, long long outer, long long groups, long long inner, float eps)
+{
+	const long long b = (long long)blockIdx.x * 128 + threadIdx.x;
+	double a = 0.0, q = 0.0;
+
+	if (b >= groups)
+		return;
+	for (int s = 0; s < SPLIT; s++) {
+		a += part[2 * (b * SPLIT + s)];
+		q += part[2 * (b * SPLIT + s) + 1];
+	}
+	const double n = (double)outer * (double)inner;
+	const double m = a / n;
+	double var = q / n - m * m;
+
+	if (var < 0.0)
+		var = 0.0;
+	stats[2 * b] = (float)((double)x[b * inner] + m);
+	stats[2 * b + 1] = (float)(1.0 / sqrt(var + (double)eps));
+}
+
+/* One value: place i of group b. */
+static __device__ __forceinline__ float sn_one(float v, float mean, float rstd,
+	const float *__restrict__ w, const float *__restrict__ bias, long long b,
+	long long i, long long inner, long long channels, long long spatial)
+{
+	const float t = (v - mean) * rstd;
+#if SN_AFFINE
+	const long long c = ((b % channels) * inner + i) / spatial;
+	return fmaf(t, __ldg(w + c), __ldg(bias + c));
+#else
+	(void)w, (void)bias, (void)b, (void)i, (void)inner, (void)channels, (void)spatial;
+	return t;
+#endif
+}
+
+/* Grid (capped), grid-stride over every value: VEC adjacent values (of
+ * one group, inner % VEC == 0) per step, UNROLL steps BLOCK apart. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+sn_apply(const float *__restrict__ x, const float *__restrict__ w,
+	const float *__restrict__ bias, const float *__restrict__ stats,
+	float *__restrict__ y, long long outer, long long groups, long long inner,
+	long long channels, long long spatial)
+{
+	const long long n = outer * groups * inner;
+
+	if (sn_vec_ok(x, inner) && sn_vec_ok(y, inner)) {
+		const long long nv = n / VEC;
+		const long long step = (long long)gridDim.x * BLOCK * UNROLL;
+		const sn_vec *xv = reinterpret_cast<const sn_vec *>(x);
+		sn_vec *yv = reinterpret_cast<sn_vec *>(y);
+
+		for (long long q = (long long)blockIdx.x * BLOCK * UNROLL + threadIdx.x; q < nv; q += step) {
+			sn_vec v[UNROLL];
+			const bool whole = q + (long long)(UNROLL - 1) * BLOCK < nv;
+
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				if (whole || q + u * BLOCK < nv)
+					v[u] = __ldcs(xv + q + u * BLOCK);
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				if (whole || q + u * BLOCK < nv) {
+					const long long j = (q + u * BLOCK) * VEC;
+					const long long b = j / inner % groups, i = j % inner;
+					const float mean = __ldg(stats + 2 * b), rstd = __ldg(stats + 2 * b + 1);
+					float *f = reinterpret_cast<float *>(&v[u]);
+#pragma unroll
+					for (int l = 0; l < VEC; l++)
+						f[l] = sn_one(f[l], mean, rstd, w, bias, b, i + l, inner, channels, spatial);
+					__stcs(yv + q + u * BLOCK, v[u]);
+				}
+		}
+		return;
+	}
+	for (long long j = (long long)blockIdx.x * BLOCK + threadIdx.x; j < n;
+	     j += (long long)gridDim.x * BLOCK) {
+		const long long b = j / inner % groups, i = j % inner;
+		y[j] = sn_one(x[j], __ldg(stats + 2 * b), __ldg(stats + 2 * b + 1), w, bias, b, i,
+			inner, channels, spatial);
+	}
+}

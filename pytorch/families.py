@@ -2,14 +2,17 @@
 
 Each recogniser reads the forward's trace (trace.Op list, at one size)
 and, when the graph is exactly one the family computes, returns
-(family, spec) with the spec's logical dimensions as lists of
-(tensor, axis) pairs that the importer turns into size expressions. The
+(family, spec) with the spec's logical dimensions as lists of factors
+that the importer turns into size expressions: (tensor, axis) pairs,
+constants, and (tensor, axis, divisor) for an axis's size over a
+constant. The
 graphs served are those of docs/templates.md's families: elementwise
 maps (any chain of the pointwise ops below over same-shaped inputs),
-softmax and L1 normalisation over the last axis, RMS normalisation over
-channels, layer norm, reductions along one axis (sum, mean, product,
-maximum, minimum and their indices), the
-Frobenius normalisation, the mean squared error, cross entropy, matrix
+softmax, log-softmax, L1 and L2 normalisation over the last axis, RMS normalisation over
+channels, layer norm, batch norm (training), instance and group norm, reductions along one axis (sum, mean, product,
+maximum, minimum and their indices), pooling (max and average over
+one to three spatial axes), cumulative sums and products (reversed,
+exclusive), the Frobenius normalisation, the mean squared error, cross entropy, matrix
 products (plain, batched, F.linear) with a pointwise epilogue, and
 matrix-vector products. Anything else is served by no family.
 """
@@ -43,6 +46,363 @@ MID_REDUCE = {
     "aten.max.dim": "max", "aten.min.dim": "min", "aten.amax.default": "max",
     "aten.amin.default": "min", "aten.argmax.default": "argmax", "aten.argmin.default": "argmin",
 }
+
+
+# Pooling ops: name -> (op, spatial axes, whether it takes a dilation).
+POOLS = {
+    "aten.max_pool1d.default": ("max", 1, True),
+    "aten.max_pool2d_with_indices.default": ("max", 2, True),
+    "aten.max_pool3d_with_indices.default": ("max", 3, True),
+    "aten.max_pool2d.default": ("max", 2, True),
+    "aten.max_pool3d.default": ("max", 3, True),
+    "aten.avg_pool1d.default": ("avg", 1, False),
+    "aten.avg_pool2d.default": ("avg", 2, False),
+    "aten.avg_pool3d.default": ("avg", 3, False),
+}
+
+
+def _per_axis(v, n, dflt):
+    """A pooling argument (an int, or a list of one or n ints; empty for
+    the default) as n ints."""
+    if v is None or (isinstance(v, (list, tuple)) and not v):
+        v = dflt
+    if isinstance(v, int):
+        return [v] * n
+    v = [int(a) for a in v]
+    return v * n if len(v) == 1 else v
+
+
+def _pool(op, x, y):
+    """pool's spec for one pooling op over x whose result is the graph's
+    output y (or y views it), or None."""
+    from trace import skey
+    kind, n, dilated = POOLS[op.name]
+    out = op.outs[0]
+    if skey(out) != skey(y) or out.numel() != y.numel() or x.dim() < n + 1 \
+            or not x.is_contiguous() or not out.is_contiguous():
+        return None
+    a = list(op.args) + [None] * 8
+    kw = op.kwargs
+    k = _per_axis(a[1], n, None)
+    st = _per_axis(a[2] if a[2] is not None else kw.get("stride"), n, k)
+    pad = _per_axis(a[3] if a[3] is not None else kw.get("padding"), n, 0)
+    if dilated:
+        dil = _per_axis(a[4] if a[4] is not None else kw.get("dilation"), n, 1)
+        count, override = "padded", 0
+    else:
+        dil = [1] * n
+        cip = a[5] if a[5] is not None else kw.get("count_include_pad", True)
+        count = "padded" if cip else "valid"
+        override = a[6] if a[6] is not None else kw.get("divisor_override")
+        override = int(override or 0)
+    if len(k) != n or len(st) != n or len(pad) != n or len(dil) != n:
+        return None
+    lead = x.dim() - n
+    pad3 = lambda v, f: [f] * (3 - n) + v
+    k, st, pad, dil = pad3(k, 1), pad3(st, 1), pad3(pad, 0), pad3(dil, 1)
+    ins = [1] * (3 - n) + _dims(x, range(lead, x.dim()))
+    outs = [1] * (3 - n) + _dims(out, range(lead, out.dim()))
+    spec = {"op": kind, "planes": _dims(x, range(lead))}
+    for i, ax in enumerate("dhw"):
+        spec["in_" + ax] = [ins[i]] if isinstance(ins[i], tuple) else ins[i]
+        spec["out_" + ax] = [outs[i]] if isinstance(outs[i], tuple) else outs[i]
+        spec["k" + ax], spec["s" + ax], spec["p" + ax], spec["d" + ax] = k[i], st[i], pad[i], dil[i]
+    spec["count"], spec["override"] = count, override
+    return spec
+
+
+def _stat_norm(real, inputs, y, input_of):
+    """stat_norm's spec for batch norm in training mode (statistics of the
+    batch; instance norm is batch norm of the (1, batch * channels, ...)
+    view) or group norm, with the affine's weight and bias the task's
+    second and third inputs or no affine; None for anything else."""
+    from trace import skey
+    names = list(inputs)
+    # the module's own bookkeeping: num_batches_tracked += 1, an empty
+    # reserve; neither reaches the output
+    ops = [o for o in real if not (o.name == "aten.add_.Tensor" and o.args[0].dim() == 0
+                                   and o.args[0].dtype == torch.int64)
+           and not (o.name == "aten.empty.memory_format" and o.outs[0].numel() == 0)]
+    if len(ops) != 1 or not isinstance(ops[0].args[0], torch.Tensor):
+        return None
+    op = ops[0]
+    xv = op.args[0]
+    out = op.outs[0]
+    if not input_of(xv) or names[0] != input_of(xv) or xv.dtype != torch.float32 or xv.dim() < 2 \
+            or skey(out) != skey(y) or out.numel() != y.numel() or not out.is_contiguous():
+        return None
+
+    def affine(w, b):
+        if w is None and b is None:
+            return False
+        if w is None or b is None or not (input_of(w) and input_of(b)) or names[1:3] != [input_of(w), input_of(b)]:
+            return None
+        return True
+    rest = list(range(2, xv.dim()))
+    if op.name == "aten.native_batch_norm.default":
+        w, b, training, eps = op.args[1], op.args[2], op.args[5], op.args[7]
+        aff = affine(w, b)
+        if not training or aff is None or (aff and w.numel() != xv.shape[1]):
+            return None
+        return {"outer": _dims(xv, [0]), "groups": _dims(xv, [1]), "inner": _dims(xv, rest),
+                "eps": float(eps), "affine": aff, "channels": _dims(xv, [1]) if aff else 1,
+                "spatial": _dims(xv, rest) if aff else 1}
+    if op.name == "aten.native_group_norm.default":
+        w, b, g, eps = op.args[1], op.args[2], int(op.args[6]), op.args[7]
+        aff = affine(w, b)
+        if aff is None or xv.shape[1] % g:
+            return None
+        return {"outer": 1, "groups": [(xv, 0), g], "inner": [(xv, 1, g)] + _dims(xv, rest),
+                "eps": float(eps), "affine": aff, "channels": g, "spatial": _dims(xv, rest) or 1}
+    return None
+
+
+SCANS = {"aten.cumsum.default": "sum", "aten.cumprod.default": "prod"}
+
+
+def _scan(real, inputs, y):
+    """scan's spec for a cumulative sum or product along one axis of an
+    input: as it is, reversed (flip, scan, flip) or exclusive (the scan of
+    all but the last place, after a zero: cat(zeros, scan(x.narrow)));
+    None for anything else."""
+    from trace import skey
+    seq = [o.name for o in real]
+    keys = {skey(t): t for t in inputs.values()}
+
+    def scan_of(op):
+        t = op.args[0]
+        d = op.args[1] % t.dim() if t.dim() else 0
+        if op.kwargs.get("dtype") not in (None, torch.float32) or t.dtype != torch.float32:
+            return None, None
+        return t, d
+
+    def spec(x, d, reverse, exclusive, op):
+        return {"op": op, "outer": _dims(x, range(d)), "len": _dims(x, [d]),
+                "inner": _dims(x, range(d + 1, x.dim())), "reverse": reverse, "exclusive": exclusive}
+
+    if len(seq) == 1 and seq[0] in SCANS:
+        t, d = scan_of(real[0])
+        if t is not None and skey(t) in keys and t.is_contiguous() and t.storage_offset() == 0 \
+                and t.numel() == keys[skey(t)].numel() and real[0].outs[0] is y:
+            return spec(t, d, False, False, SCANS[seq[0]])
+    if len(seq) == 3 and seq[0] == "aten.flip.default" and seq[1] in SCANS and seq[2] == "aten.flip.default":
+        f1, sc, f2 = real
+        x = f1.args[0]
+        t, d = scan_of(sc)
+        if t is f1.outs[0] and skey(x) in keys and x.is_contiguous() and x.numel() == keys[skey(x)].numel() \
+                and [a % x.dim() for a in f1.args[1]] == [d] and [a % x.dim() for a in f2.args[1]] == [d] \
+                and f2.args[0] is sc.outs[0] and f2.outs[0] is y:
+            return spec(x, d, True, False, SCANS[seq[1]])
+    if len(seq) == 3 and seq[2] == "aten.cat.default" and sorted(seq[:2], key=lambda n: n in SCANS) == \
+            ["aten.zeros_like.default", "aten.cumsum.default"]:
+        sc, z = (real[0], real[1]) if seq[0] in SCANS else (real[1], real[0])
+        cat = real[2]
+        t, d = scan_of(sc)
+        if t is None or skey(t) not in keys:
+            return None
+        x = keys[skey(t)]
+        parts = cat.args[0]
+        cd = (cat.args[1] if len(cat.args) > 1 else 0) % x.dim()
+        if x.is_contiguous() and t.storage_offset() == 0 and list(t.shape) == \
+                [x.shape[i] - (1 if i == d else 0) for i in range(x.dim())] and cd == d \
+                and len(parts) == 2 and skey(parts[0]) == skey(z.outs[0]) and skey(parts[1]) == skey(sc.outs[0]) \
+                and z.outs[0].shape[d] == 1 and cat.outs[0] is y and list(y.shape) == list(x.shape) \
+                and SCANS[sc.name] == "sum":
+            return spec(x, d, False, True, "sum")
+    return None
+
+
+# Losses PyTorch computes as one op: name -> (the term of one place, from
+# the C texts of input and target and the op; the index of its reduction
+# argument).
+def _huber(a, b, op):
+    d = lit(op.args[3] if len(op.args) > 3 else 1.0)
+    e = "fabsf((%s) - (%s))" % (a, b)
+    return "(%s < %s ? 0.5f * %s * %s : %s * (%s - 0.5f * %s))" % (e, d, e, e, d, e, d)
+
+
+def _smooth_l1(a, b, op):
+    beta = float(op.args[3] if len(op.args) > 3 else 1.0)
+    e = "fabsf((%s) - (%s))" % (a, b)
+    if beta == 0.0:
+        return e
+    return "(%s < %s ? 0.5f * %s * %s / %s : %s - 0.5f * %s)" % (e, lit(beta), e, e, lit(beta), e, lit(beta))
+
+
+LOSSES = {
+    "aten.mse_loss.default": (lambda a, b, op: "(((%s) - (%s)) * ((%s) - (%s)))" % (a, b, a, b), 2),
+    "aten.l1_loss.default": (lambda a, b, op: "fabsf((%s) - (%s))" % (a, b), 2),
+    "aten.huber_loss.default": (_huber, 2),
+    "aten.smooth_l1_loss.default": (_smooth_l1, 2),
+    "aten.soft_margin_loss.default": (lambda a, b, op: "log1pf(expf(-(%s) * (%s)))" % (b, a), 2),
+}
+# Reductions over every place: name -> whether it is a mean.
+REDUCE_ALL = {"aten.sum.default": False, "aten.mean.default": True,
+              "aten.sum.dim_IntList": False, "aten.mean.dim": True}
+
+
+def _scalar_post(ops, cur, y, fin, count, counts):
+    """The finalize text after the pointwise ops on the scalar cur that
+    make y: fin (of v, and n when count is set) extended by each op; a
+    division by the product of one of counts (lists of (tensor, axis)),
+    when no count is set yet, becomes a division by n. Returns (fin,
+    count) or None."""
+    from trace import skey
+    for op in ops:
+        if op.name in SKIP:
+            if op.args and isinstance(op.args[0], torch.Tensor) and skey(op.args[0]) == skey(cur):
+                cur = op.outs[0]
+            continue
+        if not op.args or not isinstance(op.args[0], torch.Tensor) or skey(op.args[0]) != skey(cur) \
+                or any(isinstance(v, torch.Tensor) for v in op.args[1:]):
+            return None
+        if op.name in ("aten.div.Tensor", "aten.div.Scalar") and count is None \
+                and isinstance(op.args[1], (int, float)) and not op.kwargs.get("rounding_mode"):
+            q = float(op.args[1])
+            for cand in counts:
+                if q == float(math.prod(int(t.shape[ax]) for t, ax in cand)):
+                    count, fin = cand, "(%s) / n" % fin
+                    break
+            else:
+                fin = "(%s) / %s" % (fin, lit(q))
+        else:
+            args = [fin] + [lit(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+                            for v in op.args[1:]]
+            try:
+                t = _pointwise(op.name, args, op)
+            except Unsupported:
+                t = None
+            if t is None:
+                return None
+            fin = t
+        cur = op.outs[0]
+    if skey(cur) != skey(y):
+        return None
+    return fin, count
+
+
+# Reductions of a row (the last axis) that row_reduce's terms express:
+# name -> the term's map of the reduced text e and the row's text of the
+# term t, or None when the op's own arguments rule it out.
+def _row_term(op, e):
+    a = list(op.args) + [None] * 4
+    if op.name in ("aten.norm.ScalarOpt_dim", "aten.linalg_vector_norm.default"):
+        p = 2.0 if a[1] is None else float(a[1])
+        if p == 2.0:
+            return "(%s) * (%s)" % (e, e), "sqrt(%s)"
+        if p == 1.0:
+            return "fabsf(%s)" % e, "%s"
+        return None
+    if op.name == "aten.sum.dim_IntList" and not op.kwargs.get("dtype"):
+        return e, "%s"
+    if op.name == "aten.mean.dim" and not op.kwargs.get("dtype"):
+        return e, "(%s / n)"
+    return None
+
+
+def _row_fold(ops, inputs, y):
+    """row_reduce's spec: same-shaped inputs, up to four reductions of
+    each row (sums, means, 1- and 2-norms over the last axis) of pointwise
+    expressions of them, pointwise ops on the rows' results, a sum or
+    mean over the rows, pointwise ops on the scalar; None for anything
+    else."""
+    from trace import skey
+    ts = list(inputs.values())
+    x = ts[0]
+    if y.dim() != 0 or y.dtype != torch.float32 or x.dim() < 2 \
+            or any(t.dtype != torch.float32 or list(t.shape) != list(x.shape) or not t.is_contiguous()
+                   for t in ts):
+        return None
+    shape, rshape, last = list(x.shape), list(x.shape[:-1]), x.dim() - 1
+    known = pointwise_expr(ops, {skey(t): n for n, t in inputs.items()}, x.shape)
+    terms, rows_known, red = [], {}, None
+    for k, op in enumerate(ops):
+        if op.name in SKIP or not op.args or not isinstance(op.args[0], torch.Tensor):
+            continue
+        a = op.args[0]
+        if list(a.shape) == shape and list(op.outs[0].shape) == rshape:
+            pa = list(op.args) + [None] * 4
+            sums = op.name in ("aten.sum.dim_IntList", "aten.mean.dim")
+            dims, keep = (pa[1], pa[2]) if sums else (pa[2], pa[3])
+            keep = keep or op.kwargs.get("keepdim", False)
+            t = _row_term(op, known[skey(a)]) if skey(a) in known else None
+            if t is None or keep or not dims or [d % x.dim() for d in dims] != [last] or len(terms) == 4:
+                return None
+            terms.append({"map": t[0], "combine": "a + b", "identity": "0.0f"})
+            rows_known[skey(op.outs[0])] = t[1] % ("t%d" % (len(terms) - 1))
+        elif list(a.shape) == rshape and op.name in REDUCE_ALL:
+            red = k
+            break
+    if not terms or red is None:
+        return None
+    rows_known = pointwise_expr(ops[:red], rows_known, rshape)
+    r = ops[red]
+    dims = r.args[1] if len(r.args) > 1 else None
+    if skey(r.args[0]) not in rows_known or r.kwargs.get("dtype") \
+            or (dims is not None and sorted(d % len(rshape) for d in dims) != list(range(len(rshape)))):
+        return None
+    rows = _dims(x, range(last))
+    mean = REDUCE_ALL[r.name]
+    post = _scalar_post(ops[red + 1:], r.outs[0], y, "v / n" if mean else "v", rows if mean else None, [rows])
+    if post is None:
+        return None
+    fin, count = post
+    if count is None and "n" in fin:
+        return None
+    return {"terms": terms, "row": rows_known[skey(r.args[0])],
+            "op": {"combine": "a + b", "identity": "0.0f", "finalize": fin},
+            "rows": rows, "cols": _dims(x, [last])}
+
+
+def _global_fold(ops, real, inputs, y):
+    """global_reduce's spec for a fold over every place of same-shaped
+    inputs: pointwise ops, then a sum, a mean or a loss PyTorch computes
+    as one op, then pointwise ops on the scalar (a division by the batch,
+    say: batchmean); None for anything else."""
+    from trace import skey
+    ts = list(inputs.values())
+    x = ts[0]
+    if y.dim() != 0 or y.dtype != torch.float32 or x.dim() == 0 \
+            or any(t.dtype != torch.float32 or list(t.shape) != list(x.shape) or not t.is_contiguous()
+                   for t in ts):
+        return None
+    red = None
+    for k, op in enumerate(ops):
+        if op.name in SKIP:
+            continue
+        if op.name in LOSSES or op.name in REDUCE_ALL:
+            red = k
+            break
+    if red is None:
+        return None
+    r = ops[red]
+    known = pointwise_expr(ops[:red], {skey(t): n for n, t in inputs.items()}, x.shape)
+    if r.name in LOSSES:
+        term, ri = LOSSES[r.name]
+        a, b = r.args[0], r.args[1]
+        reduction = r.args[ri] if len(r.args) > ri else 1
+        if skey(a) not in known or skey(b) not in known or list(a.shape) != list(x.shape) \
+                or list(b.shape) != list(x.shape) or reduction not in (1, 2):
+            return None
+        expr, mean = term(known[skey(a)], known[skey(b)], r), reduction == 1
+    else:
+        a = r.args[0]
+        dims = r.args[1] if len(r.args) > 1 else None
+        if skey(a) not in known or list(a.shape) != list(x.shape) or r.kwargs.get("dtype") \
+                or (dims is not None and sorted(d % x.dim() for d in dims) != list(range(x.dim()))) \
+                or (len(r.args) > 2 and r.args[2]):
+            return None
+        expr, mean = known[skey(a)], REDUCE_ALL[r.name]
+    if expr in inputs:
+        expr = "(%s)" % expr
+    numel = _dims(x)
+    count, fin = (numel, "v / n") if mean else (None, "v")
+    post = _scalar_post(ops[red + 1:], r.outs[0], y, fin, count, [numel, _dims(x, [0])])
+    if post is None:
+        return None
+    fin, count = post
+    return {"op": {"map": expr, "combine": "a + b", "identity": "0.0f", "finalize": fin},
+            "numel": numel, "count": count or numel}
 
 
 def _binary(fmt):
@@ -89,13 +449,40 @@ def _pointwise(name, args, op):
         thr = float(op.args[2]) if len(op.args) > 2 else 20.0
         return ("((%s) * %s > %s ? (%s) : log1pf(expf((%s) * %s)) / %s)"
                 % (a, lit(beta), lit(thr), a, a, lit(beta), lit(beta)))
+    if name == "aten.selu.default":
+        return ("((%s) > 0.0f ? 1.0507009873554805f * (%s) : 1.7580993408473766f * expm1f(%s))"
+                % (a, a, a))
+    if name == "aten.celu.default":
+        al = lit(op.args[1] if len(op.args) > 1 else 1.0)
+        return "(fmaxf(%s, 0.0f) + fminf(0.0f, %s * expm1f((%s) / %s)))" % (a, al, a, al)
+    if name == "aten.log_sigmoid_forward.default":
+        return "((%s) < 0.0f ? (%s) - log1pf(expf(%s)) : -log1pf(expf(-(%s))))" % (a, a, a, a)
+    if name == "aten.hardshrink.default":
+        la = lit(op.args[1] if len(op.args) > 1 else 0.5)
+        return "(((%s) > %s || (%s) < -%s) ? (%s) : 0.0f)" % (a, la, a, la, a)
+    if name == "aten.softshrink.default":
+        la = lit(op.args[1] if len(op.args) > 1 else 0.5)
+        return "((%s) > %s ? (%s) - %s : (%s) < -%s ? (%s) + %s : 0.0f)" % (a, la, a, la, a, la, a, la)
+    if name == "aten.threshold.default":
+        return "((%s) > %s ? (%s) : %s)" % (a, lit(op.args[1]), a, lit(op.args[2]))
+    if name in ("aten.sign.default", "aten.sgn.default"):
+        return "(float)(((%s) > 0.0f) - ((%s) < 0.0f))" % (a, a)
+    if name == "aten.square.default":
+        return "((%s) * (%s))" % (a, a)
+    if name == "aten.pow.Tensor_Tensor":
+        return "powf(%s, %s)" % (args[0], args[1])
     if name == "aten.mish.default":
         return "((%s) * tanhf((%s) > 20.0f ? (%s) : log1pf(expf(%s))))" % (a, a, a, a)
     simple = {"aten.exp.default": "expf", "aten.log.default": "logf", "aten.abs.default": "fabsf",
               "aten.sqrt.default": "sqrtf", "aten.rsqrt.default": "rsqrtf", "aten.sin.default": "sinf",
               "aten.cos.default": "cosf", "aten.erf.default": "erff", "aten.log1p.default": "log1pf",
               "aten.expm1.default": "expm1f", "aten.floor.default": "floorf",
-              "aten.ceil.default": "ceilf"}
+              "aten.ceil.default": "ceilf", "aten.tan.default": "tanf", "aten.atan.default": "atanf",
+              "aten.asin.default": "asinf", "aten.acos.default": "acosf", "aten.sinh.default": "sinhf",
+              "aten.cosh.default": "coshf", "aten.asinh.default": "asinhf", "aten.acosh.default": "acoshf",
+              "aten.atanh.default": "atanhf", "aten.exp2.default": "exp2f", "aten.log2.default": "log2f",
+              "aten.log10.default": "log10f", "aten.trunc.default": "truncf", "aten.round.default": "rintf",
+              "aten.erfc.default": "erfcf"}
     if name in simple:
         return "%s(%s)" % (simple[name], a)
     if name == "aten.neg.default":
@@ -134,6 +521,8 @@ def _pointwise(name, args, op):
         return "fmaxf(%s, %s)" % (a, lit(op.args[1]))
     if name == "aten.clamp_max.default":
         return "fminf(%s, %s)" % (a, lit(op.args[1]))
+    if name == "aten.xlogy.Tensor":
+        return "((%s) == 0.0f ? 0.0f : (%s) * logf(%s))" % (args[0], args[0], args[1])
     if name == "aten.minimum.default":
         return "fminf(%s, %s)" % (args[0], args[1])
     if name == "aten.maximum.default":
@@ -234,8 +623,18 @@ def recognise(ops, inputs, outputs):
         return d % x.dim() if x is not None and x.dim() else d
 
     seq = [o.name for o in real]
-    if xname and seq == ["aten._softmax.default"] and axis(first.args[1]) == last:
-        return "row_norm", {"op": "softmax", "rows": _dims(x, range(last)), "cols": _dims(x, [last])}, None
+    if xname and seq in (["aten._softmax.default"], ["aten._log_softmax.default"]) \
+            and axis(first.args[1]) == last and not first.args[2]:
+        return "row_norm", {"op": "softmax" if seq[0] == "aten._softmax.default" else "log_softmax",
+                            "rows": _dims(x, range(last)), "cols": _dims(x, [last])}, None
+    if xname and seq in (["aten.linalg_vector_norm.default", "aten.div.Tensor"],
+                         ["aten.norm.ScalarOpt_dim", "aten.div.Tensor"]):
+        nrm, d = real
+        order = nrm.args[1] if len(nrm.args) > 1 else 2
+        dims = nrm.args[2] if len(nrm.args) > 2 else None
+        if order is not None and float(order) == 2.0 and dims and [axis(v) for v in dims] == [last] \
+                and _kw(nrm, 3, "keepdim") and d.args[0] is x and d.args[1] is nrm.outs[0]:
+            return "row_norm", {"op": "l2", "rows": _dims(x, range(last)), "cols": _dims(x, [last])}, None
     if xname and seq == ["aten.abs.default", "aten.mean.dim", "aten.div.Tensor"]:
         m = real[1]
         if [axis(d) for d in m.args[1]] == [last] and _kw(m, 2, "keepdim") and \
@@ -273,19 +672,29 @@ def recognise(ops, inputs, outputs):
         order = nrm.args[1] if len(nrm.args) > 1 else 2
         dims = nrm.args[2] if len(nrm.args) > 2 else None
         if float(order) == 2.0 and not dims and d.args[0] is x and d.args[1] is nrm.outs[0]:
-            return "global_reduce", {"op": "fro_normalize", "numel": _dims(x)}, None
-    if xname and seq == ["aten.sub.Tensor", "aten.pow.Tensor_Scalar", "aten.mean.default"]:
-        s, p, m = real
-        b = s.args[1]
-        if isinstance(b, torch.Tensor) and input_of(b) and list(b.shape) == list(x.shape) \
-                and float(p.args[1]) == 2.0 and len(inputs) == 2:
-            return "global_reduce", {"op": "mse", "numel": _dims(x)}, None
+            return "global_reduce", {"op": "fro_normalize", "numel": _dims(x), "count": _dims(x)}, None
+    gr = _global_fold(ops, real, inputs, y)
+    if gr:
+        return "global_reduce", gr, None
+    rr = _row_fold(ops, inputs, y)
+    if rr:
+        return "row_reduce", rr, None
     if xname and seq == ["aten._log_softmax.default", "aten.nll_loss_forward.default"] and x.dim() == 2:
         ls, nll = real
         t = nll.args[1]
         if axis(ls.args[1]) == 1 and nll.args[2] is None and int(nll.args[3]) == 1 \
                 and int(nll.args[4]) == -100 and input_of(t) and t.dtype == torch.int64:
             return "row_loss", {"op": "cross_entropy", "rows": _dims(x, [0]), "cols": _dims(x, [1])}, None
+    sn = _stat_norm(real, inputs, y, input_of)
+    if sn:
+        return "stat_norm", sn, None
+    sc = _scan(real, inputs, y)
+    if sc:
+        return "scan", sc, None
+    if xname and len(real) == 1 and first.name in POOLS and x.dtype == torch.float32:
+        p = _pool(first, x, y)
+        if p:
+            return "pool", p, None
     g = _gemm(ops, real, inputs, names, origin, y)
     if g:
         return g + (None,)

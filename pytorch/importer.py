@@ -696,9 +696,8 @@ def import_file(path, into):
     graph_inputs = {t["name"]: tensor_objs[t["name"]] for t in inputs}
     fam, spec, why_not = families.recognise(base.forward.ops, graph_inputs, base.outs)
     if fam:
-        spec = {k: (dims.product([dims.name([_dim_at(r, base, t, ax) for r in runs], "%s_%d" % (k, ax))
-                                  for t, ax in v]) if isinstance(v, list) and v and isinstance(v[0], tuple)
-                    else ("1" if isinstance(v, list) and not v else v))
+        spec = {k: _spec_dim(v, k, dims, runs, base)
+                if isinstance(v, list) and all(isinstance(f, (tuple, int)) for f in v) else v
                 for k, v in spec.items()}
     tid, kb = task_id(path)
     task = {
@@ -756,6 +755,22 @@ def import_file(path, into):
         shutil.rmtree(out_dir)
     os.rename(tmp, out_dir)
     return task, why_not, notes
+
+
+def _spec_dim(factors, key, dims, runs, base):
+    """A size expression for a spec dimension the recogniser gave as a
+    list of factors: (tensor, axis) pairs, constants, and (tensor, axis,
+    divisor) for an axis's size over a constant; an empty list is 1."""
+    out = []
+    for f in factors:
+        if isinstance(f, int):
+            out.append(f)
+            continue
+        t, ax = f[0], f[1]
+        div = f[2] if len(f) > 2 else 1
+        out.append(dims.name([_dim_at(r, base, t, ax) // div for r in runs],
+                             "%s_%d" % (key, ax)))
+    return dims.product(out)
 
 
 def _dim_at(run, base, t, axis):

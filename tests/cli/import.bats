@@ -36,6 +36,7 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	[ "$(status_of scaled_tanh.py)" = imported ]
 	[ "$(status_of linear_relu.py)" = imported ]
 	[ "$(status_of group_norm.py)" = imported ]
+	[ "$(status_of sort_rows.py)" = imported ]
 	[ "$(status_of dropout.py)" = refused ]
 	[[ $(why_of dropout.py) == "the forward is random (bernoulli_.float)"* ]]
 	[[ $(why_of half.py) == "input x is torch.float16 (htam serves f32, f64, i32, i64)" ]]
@@ -67,12 +68,45 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.family == "gemm" and .spec.b_layout == "nk" and .spec.bias and
 		.spec.epilogue == "fmaxf(v, 0.0f)" and .spec.m == "batch" and .spec.k == "in_features"' \
 		"$O/linear_relu/task.json"
-	jq -e '.family == "none" and .spec == {}' "$O/group_norm/task.json"
+	jq -e '.family == "none" and .spec == {}' "$O/sort_rows/task.json"
 	# reductions along one axis: mid_reduce, with the op by name
 	for op in mean min argmin prod; do
 		jq -e --arg op "$op" '.family == "mid_reduce" and .spec ==
 			{"op": $op, "outer": "batch", "reduce": "rows", "inner": "cols"}' "$O/${op}_dim/task.json"
 	done
+	# pooling: 1D and 2D are 3D with axes of 1; the window is constant, the output's sizes named
+	jq -e '.family == "pool" and .spec == {"op": "max", "planes": "8*channels", "in_d": 1, "out_d": 1,
+		"kd": 1, "sd": 1, "pd": 0, "dd": 1, "in_h": "height", "out_h": "y_2", "kh": 3, "sh": 2,
+		"ph": 1, "dh": 2, "in_w": "width", "out_w": "y_3", "kw": 2, "sw": 1, "pw": 1, "dw": 1,
+		"count": "padded", "override": 0}' "$O/max_pool2d/task.json"
+	jq -e '.spec | .op == "avg" and .count == "valid" and .in_h == "1" and .kw == 5 and .sw == 3' \
+		"$O/avg_pool1d/task.json"
+	jq -e '.spec | .op == "avg" and .count == "padded" and .in_d == "depth" and .kd == 3' "$O/avg_pool3d/task.json"
+	# scans: forwards, reversed (flip, cumsum, flip), exclusive (cat(zeros, cumsum(narrow)))
+	jq -e '.family == "scan" and .spec == {"op": "sum", "outer": "batch", "len": "length", "inner": "1",
+		"reverse": true, "exclusive": false}' "$O/cumsum_reverse/task.json"
+	jq -e '.spec | .exclusive and (.reverse | not) and .op == "sum"' "$O/cumsum_exclusive/task.json"
+	jq -e '.spec | .op == "prod" and .inner == "cols" and .len == "steps"' "$O/cumprod_mid/task.json"
+	# statistics per group: batch norm (training), instance norm (no affine), group norm
+	jq -e '.family == "stat_norm" and .spec == {"outer": "batch", "groups": "channels",
+		"inner": "height*width", "eps": 1e-05, "affine": true, "channels": "channels",
+		"spatial": "height*width"}' "$O/batch_norm/task.json"
+	jq -e '.spec == {"outer": "1", "groups": "batch*channels", "inner": "height*width", "eps": 1e-05,
+		"affine": false, "channels": 1, "spatial": 1}' "$O/instance_norm/task.json"
+	jq -e '.spec == {"outer": 1, "groups": "8*batch", "inner": "8*height*width", "eps": 1e-05,
+		"affine": true, "channels": 8, "spatial": "height*width"}' "$O/group_norm/task.json"
+	# losses as folds over every place; batchmean divides by the first axis
+	jq -e '.family == "global_reduce" and .spec.count == "batch" and .spec.numel == "batch*dim" and
+		(.spec.op.map | contains("logf(predictions)")) and .spec.op.finalize == "(v) / n"' \
+		"$O/kl_batchmean/task.json"
+	jq -e '.spec.count == "batch*dim" and (.spec.op.map | contains("0.7f")) and .spec.op.finalize == "v / n"' \
+		"$O/huber_loss/task.json"
+	# rows: log-softmax and L2 by the family's ops; the triplet loss as two terms per row
+	jq -e '.family == "row_norm" and .spec.op == "log_softmax"' "$O/log_softmax/task.json"
+	jq -e '.family == "row_norm" and .spec.op == "l2"' "$O/l2_norm/task.json"
+	jq -e '.family == "row_reduce" and (.spec.terms | length) == 2 and
+		.spec.row == "fmaxf(((sqrt(t0) + 0.5f) - sqrt(t1)), 0.0f)" and .spec.op.finalize == "v / n"' \
+		"$O/triplet_loss/task.json"
 	# a constant initialisation (GroupNorm's weight 1, bias 0) is drawn around it
 	jq -e '.inputs[1].init == {"dist": "uniform", "low": 0.5, "high": 1.5}' "$O/group_norm/task.json"
 }
@@ -103,7 +137,7 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		ktask --state "$O/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 2 | kcompile >c.jsonl
 		jq -se 'length == 2 and all(.[]; .compile.ok and .compile.reference.status == "oracle")' c.jsonl
 	done
-	ktask --state "$O/group_norm" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 1 >g.jsonl
+	ktask --state "$O/sort_rows" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 1 >g.jsonl
 	jq -e '.candidate.status == "gen_error" and (.candidate.reason | contains("llm backend"))' g.jsonl
 }
 
@@ -194,9 +228,14 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	[ "$(spec kb1_40_layernorm)" = '{"eps":1e-05,"rows":"batch_size","cols":"dim1*dim2*features"}' ]
 	[ "$(spec kb1_47_sum_reduction_over_a_dimension)" = '{"op":"sum","outer":"batch_size","reduce":"dim1","inner":"dim2"}' ]
 	[ "$(spec kb1_51_argmax_over_a_dimension)" = '{"op":"argmax","outer":"batch_size","reduce":"dim1","inner":"dim2"}' ]
-	[ "$(spec kb1_37_frobeniusnorm)" = '{"op":"fro_normalize","numel":"batch_size*dim1*dim2*features"}' ]
+	[ "$(spec kb1_37_frobeniusnorm)" = '{"op":"fro_normalize","numel":"batch_size*dim1*dim2*features","count":"batch_size*dim1*dim2*features"}' ]
 	# input_shape = (32768,) is a tuple, not a size: it stays a number
-	[ "$(spec kb1_94_mseloss)" = '{"op":"mse","numel":"32768*batch_size"}' ]
+	[ "$(spec kb1_94_mseloss | jq -c '[.numel, .count, .op.finalize]')" = '["32768*batch_size","32768*batch_size","v / n"]' ]
+	for t in 33_batchnorm:stat_norm 35_groupnorm:stat_norm 41_max_pooling_1d:pool 42_max_pooling_2d:pool \
+		44_average_pooling_1d:pool 45_average_pooling_2d:pool 46_average_pooling_3d:pool 89_cumsum:scan \
+		90_cumprod:scan 92_cumsum_exclusive:scan 98_kldivloss:global_reduce 99_tripletmarginloss:row_reduce; do
+		[ "$(fam "kb1_${t%%:*}")" = "${t#*:}" ] || { echo "kb1_${t%%:*}: $(fam "kb1_${t%%:*}")"; false; }
+	done
 	[ "$(spec kb1_95_crossentropyloss)" = '{"op":"cross_entropy","rows":"batch_size","cols":"num_classes"}' ]
 	[ "$(spec kb1_1_square_matrix_multiplication)" = '{"batched":false,"b_layout":"kn","bias":false,"epilogue":"v","batch":1,"m":"N","n":"N","k":"N"}' ]
 	[ "$(spec kb1_3_batched_matrix_multiplication)" = '{"batched":true,"b_layout":"kn","bias":false,"epilogue":"v","batch":"batch_size","m":"m","n":"n","k":"k"}' ]

@@ -203,3 +203,70 @@ candidates() {
 		[[ $(jq -r .candidate.reason <<<"$output") == 'task "sum_dim1": spec.op'* ]]
 	done
 }
+
+@test "ops of every kind: row_norm's statistics and folds with apply, global_reduce's folds over several inputs, row_reduce's terms: each compiles" {
+	for op in softmax log_softmax l1 l2 '{"map": "x * x * x * x", "combine": "a + b", "identity": "0.0f", "finalize": "rsqrtf(sqrtf(v))", "apply": "x * v"}'; do
+		jq -c --arg op "$op" '.task.spec.op = (try ($op | fromjson) catch $op)' <<<"$(state l1norm)" |
+			kgen -b rules -k 2 >>"$BATS_TEST_TMPDIR/c.jsonl"
+	done
+	# a loss of our own over the two inputs, by their names and by IN(k)
+	jq -c '.task.spec.op = {"map": "fabsf(a - IN(1)) * b", "combine": "a + b", "identity": "0.0f", "finalize": "sqrt(v / n)"}' \
+		<<<"$(state mse_loss)" | kgen -b rules -k 2 >>"$BATS_TEST_TMPDIR/c.jsonl"
+	# the mse task's two (rows, cols) inputs as row_reduce's: a cosine distance per row, the mean
+	jq -c '.task.family = "row_reduce" | .task.spec = {"terms": [{"map": "a * b", "combine": "a + b", "identity": "0.0f"},
+		{"map": "a * a", "combine": "a + b", "identity": "0.0f"}, {"map": "b * b", "combine": "a + b", "identity": "0.0f"}],
+		"row": "1.0 - t0 / sqrt(t1 * t2)", "op": "mean", "rows": "rows", "cols": "cols"}' \
+		<<<"$(state mse_loss)" | kgen -b rules -k 2 >>"$BATS_TEST_TMPDIR/c.jsonl"
+	[ "$(jq -s 'map(select(.candidate.status == null)) | length' "$BATS_TEST_TMPDIR/c.jsonl")" -eq 14 ]
+	HTAM_CACHE=$BATS_TEST_TMPDIR/cache kcompile <"$BATS_TEST_TMPDIR/c.jsonl" >"$BATS_TEST_TMPDIR/k.jsonl"
+	jq -se 'all(.[]; .compile.ok)' "$BATS_TEST_TMPDIR/k.jsonl"
+	jq -r 'select(.task.family == "row_reduce") | .candidate.source' "$BATS_TEST_TMPDIR/c.jsonl" | head -200 |
+		grep -q 'return (1.0 - t0 / sqrt(t1 \* t2));'
+}
+
+@test "the op vocabulary refuses what it cannot paste: a statistic, a term, a row expression, each named; an op no variant takes says so" {
+	gen() { jq -c "$2" <<<"$(state "$1")" | kgen -b rules -k 1 2>/dev/null | jq -r .candidate.reason; }
+	[ "$(gen l1norm '.task.spec.op = {"stat": "median", "apply": "x"}')" = \
+		'task "l1norm": spec.op.stat: expected "softmax" (the row'"'"'s max and sum of exponentials; a fold states map, combine, identity and finalize instead)' ]
+	[ "$(gen l1norm '.task.spec.op = {"stat": "softmax", "apply": "e * rs", "map": "x"}')" = \
+		'task "l1norm": spec.op: a softmax statistic takes no map' ]
+	[[ $(gen l1norm '.task.spec.op = {"stat": "softmax", "apply": "e; } void f() { "}') == 'task "l1norm": spec.op.apply: expected one C expression'* ]]
+	# a fold without apply: no row_norm variant takes one, and each says so
+	[ "$(gen l1norm '.task.spec.op = {"combine": "a + b", "identity": "0.0f"}')" = \
+		'task "l1norm": no variant of family row_norm serves it: variant cluster takes no fold op; variant block takes no fold op; variant split takes no fold op' ]
+	[ "$(gen sum_dim1 '.task.spec.op = {"combine": "a + b", "identity": "0.0f", "apply": "x"}')" = \
+		'task "sum_dim1": no variant of family mid_reduce serves it: variant tile takes no apply op; variant split takes no apply op; variant thread takes no apply op' ]
+	rr='.task.family = "row_reduce" | .task.spec = {"terms": [{"map": "a * b", "combine": "a + b", "identity": "0.0f"}], "row": "t0", "op": "mean", "rows": "rows", "cols": "cols"}'
+	[ "$(gen mse_loss "$rr | .task.spec.terms = []")" = 'task "mse_loss": spec.terms: expected an array of 1 to 4 folds' ]
+	[ "$(gen mse_loss "$rr | .task.spec.terms[0] = {\"keep\": \"max\", \"result\": \"value\"}")" = \
+		'task "mse_loss": spec.terms[0]: expected a fold (map, combine, identity, finalize)' ]
+	[[ $(gen mse_loss "$rr | .task.spec.terms[0].map = \"a /* */\"") == 'task "mse_loss": spec.terms[0].map: expected one C expression'* ]]
+	[[ $(gen mse_loss "$rr | .task.spec.row = \"t0; }\"") == 'task "mse_loss": spec.row: expected one C expression'* ]]
+}
+
+@test "every problem of ours that a family serves renders and compiles at every knob value of every variant, without spills" {
+	PY=${HTAM_PYTHON:-python3}
+	"$PY" -c 'import torch' 2>/dev/null || skip "no PyTorch for $PY (scripts/setup installs it)"
+	[ -x "$RULES" ] || skip "the unit program $RULES is not built (make units)"
+	command -v kcompile >/dev/null || skip "no kcompile on PATH"
+	imp=$BATS_TEST_TMPDIR/imp
+	htam import -q --into "$imp" tests/data/problems >"$BATS_TEST_TMPDIR/imp.jsonl" 2>/dev/null || true
+	jq -r 'select(.status == "imported" and .family != "none") | .task' "$BATS_TEST_TMPDIR/imp.jsonl" >"$BATS_TEST_TMPDIR/served"
+	fams=$(jq -r 'select(.status == "imported" and .family != "none") | .family' "$BATS_TEST_TMPDIR/imp.jsonl" | sort -u | wc -l)
+	echo "# $(wc -l <"$BATS_TEST_TMPDIR/served") problems of $fams families: sweeping and compiling" >&3
+	# shellcheck disable=SC2046
+	"$RULES" --sweep "$HTAM_TEMPLATES" $(sed "s|^|$imp/|" "$BATS_TEST_TMPDIR/served") \
+		>"$BATS_TEST_TMPDIR/cands.jsonl" 2>/dev/null
+	# every served problem got candidates
+	[ "$(jq -r .task.id "$BATS_TEST_TMPDIR/cands.jsonl" | sort -u)" = "$(sort "$BATS_TEST_TMPDIR/served")" ]
+	HTAM_CACHE=$OBJ/kgen-rules-cache kcompile <"$BATS_TEST_TMPDIR/cands.jsonl" >"$BATS_TEST_TMPDIR/compiled.jsonl"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/compiled.jsonl")" -eq "$(wc -l <"$BATS_TEST_TMPDIR/cands.jsonl")" ]
+	jq -r 'select(.compile.ok != true) | "\(.task.id) \(.candidate.variant) \(.candidate.defines): \(.compile.reason // .compile.log)"' \
+		"$BATS_TEST_TMPDIR/compiled.jsonl" | head -c 3000 >"$BATS_TEST_TMPDIR/failed.txt"
+	[ ! -s "$BATS_TEST_TMPDIR/failed.txt" ] || { cat "$BATS_TEST_TMPDIR/failed.txt"; false; }
+	jq -r 'select(.task.family != "gemm" and .task.family != "gemv") |
+		select([.compile.kernels[] | .spill_stores] | add > 0) |
+		"\(.task.id) \(.candidate.variant) \(.candidate.defines) spills"' \
+		"$BATS_TEST_TMPDIR/compiled.jsonl" >"$BATS_TEST_TMPDIR/spills.txt"
+	[ ! -s "$BATS_TEST_TMPDIR/spills.txt" ] || { cat "$BATS_TEST_TMPDIR/spills.txt"; false; }
+}

@@ -1,0 +1,27 @@
+# A problem file of our own, in KernelBench's form: instance normalisation
+# (statistics per sample and channel, no affine), for the stat_norm family.
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Instance normalisation."""
+    def __init__(self, channels):
+        super().__init__()
+        self.norm = nn.InstanceNorm2d(channels)
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+batch = 12
+channels = 24
+height, width = 40, 33
+
+
+def get_inputs():
+    return [torch.rand(batch, channels, height, width) * 4 + 3]
+
+
+def get_init_inputs():
+    return [channels]

@@ -9,12 +9,17 @@
  * of both); or one that keeps the maximum or the minimum (NaN counts as
  * the extreme, as in torch). A window with no place inside x gives the
  * identity's finalize (a fold) or -inf / +inf.
- *   direct: one thread per OUTS outputs adjacent along w. The window's
+ *   direct: a block per output row (grid-stride), its threads on groups
+ *           of OUTS outputs adjacent along w, BLOCK groups apart. The window's
  *           bounds are compile-time, its loops unrolled: a window row's
  *           span, (OUTS - 1)*sw + (kw - 1)*dw + 1 values, is loaded into
  *           registers at once and each of the OUTS windows folds from it.
+ *   tile:   a block per TH x TW outputs of one plane and depth: the input
+ *           rows and columns they read are staged in shared memory once
+ *           per depth, coalesced, and every window folds from there.
  * One read of x (overlapping windows hit L1) and one write: the floor.
  * Indices are 64-bit. */
+#define VARIANT_{{variant}} 1
 #define PL_KEEP ({{op_keep}})
 #if {{op_index}}
 #error "pool: an op that keeps an index (return_indices) is not served: its value only"
@@ -39,9 +44,10 @@
 #define DD ({{dd}})
 #define DH ({{dh}})
 #define DW ({{dw}})
-/* the span along w of a thread's OUTS windows */
+/* the span along w of a direct thread's OUTS windows */
 #define SPAN ((OUTS - 1) * SW + (KW - 1) * DW + 1)
 
+#if defined(VARIANT_direct)
 static __device__ __forceinline__ float pl_load(const float *p)
 {
 #if CACHE_HINT
@@ -63,6 +69,7 @@ static __device__ __forceinline__ void pl_take(float &v, float x)
 		v = y;
 #endif
 }
+#endif
 
 #if PL_KEEP == 0
 /* The divisor of a window starting at (z0, r0, c0) (padded coordinates
@@ -94,25 +101,21 @@ static __device__ __forceinline__ float pl_count(long long z0, long long r0, lon
 }
 #endif
 
-/* Grid (cdiv(planes * out_d * out_h * cdiv(out_w, OUTS), BLOCK)). */
-extern "C" __global__ void __launch_bounds__(BLOCK)
-pool_direct(const float *__restrict__ x, float *__restrict__ y, long long planes,
-	long long in_d, long long in_h, long long in_w,
-	long long out_d, long long out_h, long long out_w)
+#if defined(VARIANT_direct)
+/* The OUTS outputs from c on of an output row whose windows start at
+ * depth z0 and row r0 of plane xp (padded coordinates subtracted), into
+ * yp (the row's outputs). */
+static __device__ __forceinline__ void pl_group(const float *__restrict__ xp,
+	float *__restrict__ yp, long long z0, long long r0, long long c,
+	long long in_d, long long in_h, long long in_w, long long out_w)
 {
-	const long long groups = (out_w + OUTS - 1) / OUTS;
-	const long long t = (long long)blockIdx.x * BLOCK + threadIdx.x;
-
-	if (t >= planes * out_d * out_h * groups)
-		return;
-	const long long g = t % groups;
-	const long long row = t / groups;          /* (p, z, r) of the outputs */
-	const long long r = row % out_h;
-	const long long z = row / out_h % out_d;
-	const long long p = row / out_h / out_d;
-	const long long c = g * OUTS;
-	const long long z0 = z * SD - PD, r0 = r * SH - PH, c0 = c * SW - PW;
-	const float *xp = x + p * in_d * in_h * in_w;
+	const long long c0 = c * SW - PW;
+	/* every window of the group inside x along w, and every depth and row
+	 * the windows reach inside too: no check per value, and the divisor is
+	 * the kernel's (the common case; the edges take the checked path) */
+	const bool inner_w = c0 >= 0 && c0 + SPAN <= in_w && c + OUTS <= out_w;
+	const bool inner = inner_w && z0 >= 0 && z0 + (KD - 1) * DD < in_d &&
+		r0 >= 0 && r0 + (KH - 1) * DH < in_h;
 	float v[OUTS];
 
 #pragma unroll
@@ -122,6 +125,36 @@ pool_direct(const float *__restrict__ x, float *__restrict__ y, long long planes
 #else
 		v[o] = PL_KEEP > 0 ? __int_as_float(0xff800000) : __int_as_float(0x7f800000);
 #endif
+	if (inner) {
+		const long long plane = in_h * in_w;
+#pragma unroll
+		for (int i = 0; i < KD; i++)
+#pragma unroll
+			for (int j = 0; j < KH; j++) {
+				const float *xr = xp + (z0 + i * DD) * plane + (r0 + j * DH) * in_w + c0;
+				float s[SPAN];
+#pragma unroll
+				for (int k = 0; k < SPAN; k++)
+					s[k] = pl_load(xr + k);
+#pragma unroll
+				for (int o = 0; o < OUTS; o++)
+#pragma unroll
+					for (int k = 0; k < KW; k++)
+						pl_take(v[o], s[o * SW + k * DW]);
+			}
+#pragma unroll
+		for (int o = 0; o < OUTS; o++) {
+#if PL_KEEP == 0
+			const float n = PL_OVERRIDE > 0 ? (float)PL_OVERRIDE : (float)(KD * KH * KW);
+			const float w = v[o];
+			(void)n;
+			yp[c + o] = PL_FINALIZE(w, n);
+#else
+			yp[c + o] = v[o];
+#endif
+		}
+		return;
+	}
 #pragma unroll
 	for (int i = 0; i < KD; i++) {
 		const long long zi = z0 + i * DD;
@@ -150,7 +183,6 @@ pool_direct(const float *__restrict__ x, float *__restrict__ y, long long planes
 						pl_take(v[o], s[o * SW + k * DW]);
 		}
 	}
-	float *yp = y + row * out_w + c;
 #pragma unroll
 	for (int o = 0; o < OUTS; o++)
 		if (c + o < out_w) {
@@ -158,9 +190,150 @@ pool_direct(const float *__restrict__ x, float *__restrict__ y, long long planes
 			const float n = pl_count(z0, r0, c0 + o * SW, in_d, in_h, in_w);
 			const float w = v[o];
 			(void)n;
-			yp[o] = PL_FINALIZE(w, n);
+			yp[c + o] = PL_FINALIZE(w, n);
 #else
-			yp[o] = v[o];
+			yp[c + o] = v[o];
 #endif
 		}
 }
+
+/* Grid (min(planes * out_d * out_h, 2^20)): the blocks walk the output
+ * rows with a grid stride, each row's place found once (the same for the
+ * whole block: no division per output), and the block's threads walk the
+ * row's groups of OUTS outputs BLOCK apart. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pool_direct(const float *__restrict__ x, float *__restrict__ y, long long planes,
+	long long in_d, long long in_h, long long in_w,
+	long long out_d, long long out_h, long long out_w)
+{
+	const long long rows = planes * out_d * out_h;
+
+	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+		const long long r = row % out_h, z = row / out_h % out_d, p = row / out_h / out_d;
+		const float *xp = x + p * in_d * in_h * in_w;
+		float *yp = y + row * out_w;
+
+		for (long long c = (long long)threadIdx.x * OUTS; c < out_w; c += (long long)BLOCK * OUTS)
+			pl_group(xp, yp, z * SD - PD, r * SH - PH, c, in_d, in_h, in_w, out_w);
+	}
+}
+#endif
+
+#if defined(VARIANT_tile)
+/* The input rows and columns a tile of TH x TW outputs reads. */
+#define RH ((TH - 1) * SH + (KH - 1) * DH + 1)
+#define RW ((TW - 1) * SW + (KW - 1) * DW + 1)
+#define OPT (TH * TW / BLOCK)
+
+#if (TH * TW) % BLOCK != 0
+#error "TH * TW must be a multiple of BLOCK"
+#endif
+
+static __device__ __forceinline__ void pl_tile(const float *__restrict__ x, float *__restrict__ y,
+	float *pl_s, long long b, long long tw, long long th, long long in_d, long long in_h,
+	long long in_w, long long out_d, long long out_h, long long out_w);
+
+/* Grid (min(tiles, 8448)), tiles = planes * out_d * cdiv(out_h, TH) *
+ * cdiv(out_w, TW), walked with a grid stride: a tile owns
+ * the outputs [r0, r0 + TH) x [c0, c0 + TW) of one plane and depth. For
+ * each depth the window reaches, the RH x RW input values those outputs
+ * read are staged once in shared memory, mapped, places outside x holding
+ * the op's neutral value (identity, or -inf/+inf), so every window folds
+ * from there without a branch; each thread keeps OPT outputs' results in
+ * registers across the depths. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pool_tile(const float *__restrict__ x, float *__restrict__ y, long long planes,
+	long long in_d, long long in_h, long long in_w,
+	long long out_d, long long out_h, long long out_w)
+{
+	__shared__ float pl_s[RH * RW];
+	const long long tw = (out_w + TW - 1) / TW, th = (out_h + TH - 1) / TH;
+	const long long ntiles = planes * out_d * th * tw;
+
+	/* the blocks walk the tiles with a grid stride: the tile's place is
+	 * found once per tile, the same for the whole block */
+	for (long long b = blockIdx.x; b < ntiles; b += gridDim.x)
+		pl_tile(x, y, pl_s, b, tw, th, in_d, in_h, in_w, out_d, out_h, out_w);
+}
+
+/* Tile b of pool_tile's grid. */
+static __device__ __forceinline__ void pl_tile(const float *__restrict__ x, float *__restrict__ y,
+	float *pl_s, long long b, long long tw, long long th, long long in_d, long long in_h,
+	long long in_w, long long out_d, long long out_h, long long out_w)
+{
+	const long long bw = b % tw;
+	b /= tw;
+	const long long bh = b % th;
+	b /= th;
+	const long long z = b % out_d, p = b / out_d;
+	const long long r0 = bh * TH, c0 = bw * TW;
+	const long long ir0 = r0 * SH - PH, ic0 = c0 * SW - PW;
+	const float *xp = x + p * in_d * in_h * in_w;
+#if PL_KEEP == 0
+	const float neutral = PL_IDENTITY;
+#else
+	const float neutral = PL_KEEP > 0 ? __int_as_float(0xff800000) : __int_as_float(0x7f800000);
+#endif
+	float v[OPT];
+
+#pragma unroll
+	for (int o = 0; o < OPT; o++)
+		v[o] = neutral;
+#pragma unroll
+	for (int i = 0; i < KD; i++) {
+		const long long zi = z * SD - PD + i * DD;
+		if (zi < 0 || zi >= in_d)
+			continue;
+		const float *xz = xp + zi * in_h * in_w;
+		__syncthreads();
+		for (int e = threadIdx.x; e < RH * RW; e += BLOCK) {
+			const int rr = e / RW, cc = e % RW;
+			const long long r = ir0 + rr, c = ic0 + cc;
+			float s = neutral;
+			if (r >= 0 && r < in_h && c >= 0 && c < in_w) {
+#if CACHE_HINT
+				const float q = __ldcs(xz + r * in_w + c);
+#else
+				const float q = __ldg(xz + r * in_w + c);
+#endif
+				s = PL_MAP(q);
+			}
+			pl_s[e] = s;
+		}
+		__syncthreads();
+#pragma unroll
+		for (int o = 0; o < OPT; o++) {
+			const int t = threadIdx.x + o * BLOCK;
+			const int orr = t / TW, occ = t % TW;
+			const float *s = pl_s + orr * SH * RW + occ * SW;
+#pragma unroll
+			for (int j = 0; j < KH; j++)
+#pragma unroll
+				for (int k = 0; k < KW; k++) {
+					const float q = s[j * DH * RW + k * DW];
+#if PL_KEEP == 0
+					v[o] = PL_COMBINE(v[o], q);
+#else
+					if (PL_BEATS(q, v[o]) || (q != q && v[o] == v[o]))
+						v[o] = q;
+#endif
+				}
+		}
+	}
+#pragma unroll
+	for (int o = 0; o < OPT; o++) {
+		const int t = threadIdx.x + o * BLOCK;
+		const long long r = r0 + t / TW, c = c0 + t % TW;
+		if (r >= out_h || c >= out_w)
+			continue;
+#if PL_KEEP == 0
+		const float n = pl_count(z * SD - PD, r * SH - PH, c * SW - PW, in_d, in_h, in_w);
+		const float w = v[o];
+		(void)n;
+		y[((p * out_d + z) * out_h + r) * out_w + c] = PL_FINALIZE(w, n);
+#else
+		y[((p * out_d + z) * out_h + r) * out_w + c] = v[o];
+#endif
+	}
+}
+#endif

@@ -1,6 +1,9 @@
 /* channel_norm family: normalisation over a strided axis. x has shape
- * (outer, channels, inner); for each (outer, inner) position,
- *   rms: y = x / sqrt(mean over channels of x^2 + eps).
+ * (outer, channels, inner); for each (outer, inner) position, y =
+ * apply(x, v), v = finalize(the combine of map(x) over the channels,
+ * n = channels), the op the task's, as expressions (docs/templates.md),
+ * finalize seeing the task's eps too:
+ *   rms: v = rsqrt(sum of x^2 / n + eps), y = x * v.
  * A thread owns VEC positions and walks the channels (stride inner):
  * neighbouring threads read neighbouring positions, so every load of a
  * warp is coalesced. The position's values stay on chip between the sum
@@ -15,7 +18,11 @@
  * the thread takes VEC positions BLOCK apart, one value at a time, still
  * coalesced. Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
-#define OP_{{op}} 1
+#define CN_MAP(x) ({{op_map}})
+#define CN_COMBINE(a, b) ({{op_combine}})
+#define CN_IDENTITY ({{op_identity}})
+#define CN_FINALIZE(v, n) ({{op_finalize}})
+#define CN_APPLY(x, v) ({{op_apply}})
 
 #if VEC == 4
 typedef float4 cn_vec;
@@ -37,14 +44,22 @@ static __device__ __forceinline__ cn_vec cn_scale(cn_vec v, const float (&r)[VEC
 	float *f = reinterpret_cast<float *>(&v);
 #pragma unroll
 	for (int l = 0; l < VEC; l++)
-		f[l] *= r[l];
+		f[l] = CN_APPLY(f[l], r[l]);
 	return v;
 }
 
-/* The factor for one position from its sum of squares. */
-static __device__ __forceinline__ float cn_factor(float ss, long long channels, float eps)
+/* The factor for one position from its fold. */
+static __device__ __forceinline__ float cn_factor(float v, long long channels, float eps)
 {
-	return rsqrtf(ss / (float)channels + eps);
+	const float n = (float)channels;
+	(void)n, (void)eps;
+	return CN_FINALIZE(v, n);
+}
+
+/* One value into a position's fold. */
+static __device__ __forceinline__ float cn_take(float acc, float x)
+{
+	return CN_COMBINE(acc, CN_MAP(x));
 }
 
 /* Whether this launch can use VEC-wide accesses. */
@@ -78,7 +93,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
-			ss[l] = 0.0f;
+			ss[l] = CN_IDENTITY;
 		if (channels <= CHANNELS) {
 			cn_vec v[CHANNELS];
 #pragma unroll
@@ -90,7 +105,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 				if (c < channels)
 #pragma unroll
 					for (int l = 0; l < VEC; l++)
-						ss[l] = fmaf(cn_lane(v[c], l), cn_lane(v[c], l), ss[l]);
+						ss[l] = cn_take(ss[l], cn_lane(v[c], l));
 #pragma unroll
 			for (int l = 0; l < VEC; l++)
 				r[l] = cn_factor(ss[l], channels, eps);
@@ -105,7 +120,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 			const cn_vec v = __ldg(xv + c * sv);
 #pragma unroll
 			for (int l = 0; l < VEC; l++)
-				ss[l] = fmaf(cn_lane(v, l), cn_lane(v, l), ss[l]);
+				ss[l] = cn_take(ss[l], cn_lane(v, l));
 		}
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
@@ -125,7 +140,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 		const long long p = p0 + (long long)l * BLOCK;
 
 		base[l] = p < npos ? p / inner * channels * inner + p % inner : -1;
-		ss[l] = 0.0f;
+		ss[l] = CN_IDENTITY;
 	}
 	if (channels <= CHANNELS) {
 		float v[VEC][CHANNELS];
@@ -140,7 +155,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 			for (int l = 0; l < VEC; l++)
 				if (c < channels && base[l] >= 0)
-					ss[l] = fmaf(v[l][c], v[l][c], ss[l]);
+					ss[l] = cn_take(ss[l], v[l][c]);
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
 			r[l] = cn_factor(ss[l], channels, eps);
@@ -149,7 +164,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 			for (int l = 0; l < VEC; l++)
 				if (c < channels && base[l] >= 0)
-					__stcs(y + base[l] + c * inner, v[l][c] * r[l]);
+					__stcs(y + base[l] + c * inner, CN_APPLY(v[l][c], r[l]));
 		return;
 	}
 	for (long long c = 0; c < channels; c++)
@@ -157,7 +172,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 		for (int l = 0; l < VEC; l++)
 			if (base[l] >= 0) {
 				const float v = __ldg(x + base[l] + c * inner);
-				ss[l] = fmaf(v, v, ss[l]);
+				ss[l] = cn_take(ss[l], v);
 			}
 #pragma unroll
 	for (int l = 0; l < VEC; l++)
@@ -166,7 +181,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
 			if (base[l] >= 0)
-				__stcs(y + base[l] + c * inner, __ldcs(x + base[l] + c * inner) * r[l]);
+				__stcs(y + base[l] + c * inner, CN_APPLY(__ldcs(x + base[l] + c * inner), r[l]));
 }
 #endif
 
@@ -195,7 +210,7 @@ channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
 
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
-			ss[l] = 0.0f;
+			ss[l] = CN_IDENTITY;
 		for (long long c0 = 0; c0 < channels; c0 += UNROLL) {
 			cn_vec v[UNROLL];
 #pragma unroll
@@ -208,7 +223,7 @@ channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
 					buf[(c0 + u) * BLOCK] = v[u];
 #pragma unroll
 					for (int l = 0; l < VEC; l++)
-						ss[l] = fmaf(cn_lane(v[u], l), cn_lane(v[u], l), ss[l]);
+						ss[l] = cn_take(ss[l], cn_lane(v[u], l));
 				}
 		}
 #pragma unroll
@@ -230,7 +245,7 @@ channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
 		const long long p = p0 + (long long)l * BLOCK;
 
 		base[l] = p < npos ? p / inner * channels * inner + p % inner : -1;
-		ss[l] = 0.0f;
+		ss[l] = CN_IDENTITY;
 	}
 	for (long long c = 0; c < channels; c++) {
 		float v[VEC];
@@ -240,7 +255,7 @@ channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 		for (int l = 0; l < VEC; l++) {
 			buf[(c * VEC + l) * BLOCK] = v[l];
-			ss[l] = fmaf(v[l], v[l], ss[l]);
+			ss[l] = cn_take(ss[l], v[l]);
 		}
 	}
 #pragma unroll
@@ -250,6 +265,6 @@ channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
 			if (base[l] >= 0)
-				__stcs(y + base[l] + c * inner, buf[(c * VEC + l) * BLOCK] * r[l]);
+				__stcs(y + base[l] + c * inner, CN_APPLY(buf[(c * VEC + l) * BLOCK], r[l]));
 }
 #endif

@@ -204,7 +204,7 @@ candidates() {
 	done
 }
 
-@test "ops of every kind: row_norm's statistics and folds with apply, global_reduce's folds over several inputs, row_reduce's terms: each compiles" {
+@test "ops of every kind: row_norm's statistics and folds with apply, global_reduce's folds over several inputs, row_reduce's terms, channel_norm's and row_loss's own: each compiles" {
 	for op in softmax log_softmax l1 l2 '{"map": "x * x * x * x", "combine": "a + b", "identity": "0.0f", "finalize": "rsqrtf(sqrtf(v))", "apply": "x * v"}'; do
 		jq -c --arg op "$op" '.task.spec.op = (try ($op | fromjson) catch $op)' <<<"$(state l1norm)" |
 			kgen -b rules -k 2 >>"$BATS_TEST_TMPDIR/c.jsonl"
@@ -217,7 +217,12 @@ candidates() {
 		{"map": "a * a", "combine": "a + b", "identity": "0.0f"}, {"map": "b * b", "combine": "a + b", "identity": "0.0f"}],
 		"row": "1.0 - t0 / sqrt(t1 * t2)", "op": "mean", "rows": "rows", "cols": "cols"}' \
 		<<<"$(state mse_loss)" | kgen -b rules -k 2 >>"$BATS_TEST_TMPDIR/c.jsonl"
-	[ "$(jq -s 'map(select(.candidate.status == null)) | length' "$BATS_TEST_TMPDIR/c.jsonl")" -eq 14 ]
+	# an L1 norm over channels (finalize sees eps), a cross entropy written as -log(softmax)
+	jq -c '.task.spec.op = {"map": "fabsf(x)", "combine": "a + b", "identity": "0.0f", "finalize": "n / (v + eps)", "apply": "x * v"}' \
+		<<<"$(state rmsnorm)" | kgen -b rules -k 2 >>"$BATS_TEST_TMPDIR/c.jsonl"
+	jq -c '.task.spec.op = {"stat": "softmax", "apply": "-log(e * rs)"}' \
+		<<<"$(state cross_entropy)" | kgen -b rules -k 2 >>"$BATS_TEST_TMPDIR/c.jsonl"
+	[ "$(jq -s 'map(select(.candidate.status == null)) | length' "$BATS_TEST_TMPDIR/c.jsonl")" -eq 18 ]
 	HTAM_CACHE=$BATS_TEST_TMPDIR/cache kcompile <"$BATS_TEST_TMPDIR/c.jsonl" >"$BATS_TEST_TMPDIR/k.jsonl"
 	jq -se 'all(.[]; .compile.ok)' "$BATS_TEST_TMPDIR/k.jsonl"
 	jq -r 'select(.task.family == "row_reduce") | .candidate.source' "$BATS_TEST_TMPDIR/c.jsonl" | head -200 |

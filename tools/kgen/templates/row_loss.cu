@@ -1,5 +1,9 @@
-/* row_loss family: a loss reduced over rows. cross_entropy: loss = mean over
- * rows of logsumexp(x[row]) - x[row][target[row]], targets int64.
+/* row_loss family: a loss reduced over rows: the mean over rows of
+ * apply(the row's softmax statistic, the target's logit), targets int64.
+ * The op is the task's, as expressions (docs/templates.md): apply sees, in
+ * double, m (the row's max), s (the sum of exp(x - m)), ls = log(s), rs =
+ * 1/s, x (the target's logit) and e = exp(x - m). cross_entropy: m + ls -
+ * x, i.e. logsumexp(x[row]) - x[row][target[row]].
  *
  * row_loss_rows: 32*WARPS_PER_ROW threads per row (BLOCK / that rows per
  * block) find the row's max and sum of exponentials in one read (online:
@@ -9,7 +13,6 @@
  * row_loss_mean: one block adds the partial sums in a fixed order.
  * One read of x: the floor. Rows are aligned per row (scalar head and tail
  * when cols is not a multiple of VEC); indices are 64-bit. */
-#define OP_{{op}} 1
 
 #if VEC == 4
 typedef float4 rl_vec;
@@ -165,8 +168,13 @@ row_loss_rows(const float *__restrict__ x, const long long *__restrict__ target,
 	if (t == 0) {
 		double loss = 0.0;
 
-		if (row < rows)
-			loss = (double)st.m + (double)(log2f(st.s) * RL_LN2) - (double)xt;
+		if (row < rows) {
+			const double m = st.m, s = st.s, x = xt;
+			const double ls = (double)(log2f(st.s) * RL_LN2), rs = 1.0 / s;
+			const double e = exp(x - m);
+			(void)s, (void)rs, (void)e;
+			loss = ({{op_apply}});
+		}
 		rl_loss[g] = loss;
 	}
 	__syncthreads();

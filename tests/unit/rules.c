@@ -211,7 +211,8 @@ test_render_inputs(void **unused)
 	assert_non_null(strstr(src, "ew(const float *__restrict__ in0, "
 		"const float *__restrict__ in1, float *out"));
 	assert_non_null(strstr(src, "in[2] = { in0, in1 }"));
-	assert_non_null(strstr(src, "const float x = IN(0); const float z = IN(1);"));
+	assert_non_null(strstr(src, "[[maybe_unused]] const float x = IN(0); "
+		"[[maybe_unused]] const float z = IN(1);"));
 	assert_non_null(strstr(src, "out[0] = (2.0f * x + z);"));
 	assert_json(json_object_get(json_array_get(json_object_get(json_object_get(c,
 		"launch"), "launches"), 0), "args"), "[\"x\",\"z\",\"y\",\"i64:(n)\"]");

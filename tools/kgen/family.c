@@ -213,8 +213,9 @@ op_expr_ok(const char *s)
 
 /* Checks one op, {"map", "combine", "identity", "finalize"} (a fold), a
  * fold with "apply" (each value x of the input then becomes apply(x, v), v
- * the fold's result), or {"keep": "max"|"min", "result": "value"|"index",
- * "map"} (index-keeping); where names the op in messages. */
+ * the fold's result), {"keep": "max"|"min", "result": "value"|"index",
+ * "map"} (index-keeping), or {"stat": "softmax", "apply"} (a row's max and
+ * sum of exponentials); where names the op in messages. */
 static int
 check_op(const char *where, const json_t *op, char *err, size_t errlen)
 {
@@ -441,8 +442,9 @@ fail:
 
 /* The type a spec member of declared kind must have: "dim" an integer or
  * a string, "integer" (a constant the source is compiled with), "string",
- * "number" and "boolean" theirs, an array of allowed
- * values any of its members' types. Returns 1 when v has it. */
+ * "number" and "boolean" theirs, "op" a name or an object, "ops" an array,
+ * "expr" a string, an array of allowed values any of its members' types.
+ * Returns 1 when v has it. */
 static int
 spec_type_ok(const json_t *kind, const json_t *v)
 {
@@ -495,7 +497,8 @@ rules_spec_types(const json_t *family, const json_t *task, char *err, size_t err
 /* Checks the task's spec against the family's spec declaration: each
  * member present with the declared kind ("dim": a size expression over the
  * task's params, "integer" (the same at every size), "string", "number",
- * "boolean", or an array of allowed strings). */
+ * "boolean", "op", "ops" (1 to OPS_MAX folds), "expr" (one expression), or
+ * an array of allowed strings). */
 int
 rules_spec_check(const json_t *family, const json_t *task, char *err, size_t errlen)
 {

@@ -720,8 +720,11 @@ def import_file(path, into):
         task["kernelbench"] = kb
     # Tolerance, by the policy of docs/tasks.md; then the null-kernel gate:
     # inputs that cannot tell a null kernel from the operator (relu of
-    # uniform(0, 1) draws is a copy) are widened to both signs, once.
-    for widened in (False, True):
+    # uniform(0, 1) draws is a copy) are widened to both signs, and if that
+    # is not enough (hardtanh of uniform(-1, 1) is a copy too), to four
+    # times that range.
+    widened = []
+    for stage in range(3):
         l2, el, zero = measure(problem, task, sets)
         if zero and all(DTYPES[o.dtype].startswith("f") for o in base.outs):
             raise Refused("the output is all zeros at every check size: a kernel writing zeros "
@@ -733,15 +736,19 @@ def import_file(path, into):
         null = gate(problem, task, sets)
         if not null:
             break
-        wide = [t for t in inputs[:n_args] if t["init"]["dist"] == "uniform" and t["init"]["low"] >= 0]
-        if widened or not wide:
+        if stage == 0:
+            widened = [t for t in inputs[:n_args] if t["init"]["dist"] == "uniform" and t["init"]["low"] >= 0]
+        if stage == 2 or not widened:
             raise Refused("a kernel that %s would pass at every check size: the problem's inputs "
                           "cannot tell it from the operator" % null)
-        for t in wide:
-            t["init"]["low"] = -t["init"]["high"]
-            notes.append("input %s: widened to uniform(%g, %g): on the problem's own draws a "
-                         "kernel that %s would pass" % (t["name"], t["init"]["low"],
-                                                       t["init"]["high"], null))
+        for t in widened:
+            if stage == 0:
+                t["init"]["low"] = -t["init"]["high"]
+            else:
+                t["init"]["low"], t["init"]["high"] = 4 * t["init"]["low"], 4 * t["init"]["high"]
+            notes.append("input %s: widened to uniform(%g, %g): on the %s draws a kernel that %s "
+                         "would pass" % (t["name"], t["init"]["low"], t["init"]["high"],
+                                         "problem's own" if stage == 0 else "two-signed", null))
     out_dir = os.path.join(into, tid)
     tmp = out_dir + ".tmp%d" % os.getpid()
     os.makedirs(tmp, exist_ok=True)

@@ -111,6 +111,15 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.inputs[1].init == {"dist": "uniform", "low": 0.5, "high": 1.5}' "$O/group_norm/task.json"
 }
 
+@test "the null-kernel gate: inputs on which a copy would pass are widened to both signs, then to four times that, with a note each time" {
+	jq -e '.family == "elementwise" and .inputs[0].init == {"dist": "uniform", "low": -4, "high": 4}' \
+		"$O/hardtanh/task.json"
+	jq -se --arg f "$P/hardtanh.py" 'map(select(.file == $f)) | .[0].notes == [
+		"input x: widened to uniform(-1, 1): on the problem'"'"'s own draws a kernel that copies its input x would pass",
+		"input x: widened to uniform(-4, 4): on the two-signed draws a kernel that copies its input x would pass"]' \
+		"$BATS_FILE_TMPDIR/ours.jsonl"
+}
+
 @test "tolerances by the stated policy: measured against float64, grown, with floors, below 1e-2 (an all-zero output, at relative L2 1, fails)" {
 	for t in "$O"/*/task.json; do
 		jq -e 'if (.outputs | all(.dtype == "i64" or .dtype == "i32")) then

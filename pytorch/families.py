@@ -114,8 +114,9 @@ def _pool(op, x, y):
 def _stat_norm(real, inputs, y, input_of):
     """stat_norm's spec for batch norm in training mode (statistics of the
     batch; instance norm is batch norm of the (1, batch * channels, ...)
-    view) or group norm, with the affine's weight and bias the task's
-    second and third inputs or no affine; None for anything else."""
+    view, its affine's weight and bias repeated per sample) or group norm,
+    with the affine's weight and bias the task's second and third inputs
+    or no affine; None for anything else."""
     from trace import skey
     names = list(inputs)
     # the module's own bookkeeping: num_batches_tracked += 1, an empty
@@ -123,6 +124,13 @@ def _stat_norm(real, inputs, y, input_of):
     ops = [o for o in real if not (o.name == "aten.add_.Tensor" and o.args[0].dim() == 0
                                    and o.args[0].dtype == torch.int64)
            and not (o.name == "aten.empty.memory_format" and o.outs[0].numel() == 0)]
+    # instance norm's affine: its weight and bias repeated once per sample
+    repeated = {}
+    for o in [o for o in ops if o.name == "aten.repeat.default"]:
+        src = o.args[0]
+        if src.dim() == 1 and len(o.args[1]) == 1 and input_of(src):
+            repeated[skey(o.outs[0])] = src
+            ops.remove(o)
     if len(ops) != 1 or not isinstance(ops[0].args[0], torch.Tensor):
         return None
     op = ops[0]
@@ -135,6 +143,8 @@ def _stat_norm(real, inputs, y, input_of):
     def affine(w, b):
         if w is None and b is None:
             return False
+        if w is not None and b is not None:
+            w, b = repeated.get(skey(w), w), repeated.get(skey(b), b)
         if w is None or b is None or not (input_of(w) and input_of(b)) or names[1:3] != [input_of(w), input_of(b)]:
             return None
         return True
@@ -144,8 +154,13 @@ def _stat_norm(real, inputs, y, input_of):
         aff = affine(w, b)
         if not training or aff is None or (aff and w.numel() != xv.shape[1]):
             return None
+        # the affine's channels: the groups, or (instance norm) the weight's own
+        src = repeated.get(skey(w)) if aff else None
+        if src is not None and xv.shape[1] % src.numel():
+            return None
         return {"outer": _dims(xv, [0]), "groups": _dims(xv, [1]), "inner": _dims(xv, rest),
-                "eps": float(eps), "affine": aff, "channels": _dims(xv, [1]) if aff else 1,
+                "eps": float(eps), "affine": aff,
+                "channels": (_dims(src, [0]) if src is not None else _dims(xv, [1])) if aff else 1,
                 "spatial": _dims(xv, rest) if aff else 1}
     if op.name == "aten.native_group_norm.default":
         w, b, g, eps = op.args[1], op.args[2], int(op.args[6]), op.args[7]

@@ -93,6 +93,10 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		"spatial": "height*width"}' "$O/batch_norm/task.json"
 	jq -e '.spec == {"outer": "1", "groups": "batch*channels", "inner": "height*width", "eps": 1e-05,
 		"affine": false, "channels": 1, "spatial": 1}' "$O/instance_norm/task.json"
+	# with its affine, repeated per sample by PyTorch: the weight's index is the channel
+	jq -e '.spec == {"outer": "1", "groups": "batch*channels", "inner": "height*width", "eps": 1e-05,
+		"affine": true, "channels": "channels", "spatial": "height*width"} and
+		([.inputs[].name] == ["x", "norm_weight", "norm_bias"])' "$O/instance_norm_affine/task.json"
 	jq -e '.spec == {"outer": 1, "groups": "8*batch", "inner": "8*height*width", "eps": 1e-05,
 		"affine": true, "channels": 8, "spatial": "height*width"}' "$O/group_norm/task.json"
 	# losses as folds over every place; batchmean divides by the first axis

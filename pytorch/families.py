@@ -315,6 +315,19 @@ def _row_term(op, e):
     return None
 
 
+def _same_shaped(inputs, y, min_dim):
+    """The first input when every input is a contiguous fp32 tensor of
+    its shape, of at least min_dim axes, and y an fp32 scalar; else
+    None."""
+    ts = list(inputs.values())
+    x = ts[0]
+    if y.dim() != 0 or y.dtype != torch.float32 or x.dim() < min_dim \
+            or any(t.dtype != torch.float32 or list(t.shape) != list(x.shape) or not t.is_contiguous()
+                   for t in ts):
+        return None
+    return x
+
+
 def _row_fold(ops, inputs, y):
     """row_reduce's spec: same-shaped inputs, up to four reductions of
     each row (sums, means, 1- and 2-norms over the last axis) of pointwise
@@ -322,11 +335,8 @@ def _row_fold(ops, inputs, y):
     mean over the rows, pointwise ops on the scalar; None for anything
     else."""
     from trace import skey
-    ts = list(inputs.values())
-    x = ts[0]
-    if y.dim() != 0 or y.dtype != torch.float32 or x.dim() < 2 \
-            or any(t.dtype != torch.float32 or list(t.shape) != list(x.shape) or not t.is_contiguous()
-                   for t in ts):
+    x = _same_shaped(inputs, y, 2)
+    if x is None:
         return None
     shape, rshape, last = list(x.shape), list(x.shape[:-1]), x.dim() - 1
     known = pointwise_expr(ops, {skey(t): n for n, t in inputs.items()}, x.shape)
@@ -369,17 +379,14 @@ def _row_fold(ops, inputs, y):
             "rows": rows, "cols": _dims(x, [last])}
 
 
-def _global_fold(ops, real, inputs, y):
+def _global_fold(ops, inputs, y):
     """global_reduce's spec for a fold over every place of same-shaped
     inputs: pointwise ops, then a sum, a mean or a loss PyTorch computes
     as one op, then pointwise ops on the scalar (a division by the batch,
     say: batchmean); None for anything else."""
     from trace import skey
-    ts = list(inputs.values())
-    x = ts[0]
-    if y.dim() != 0 or y.dtype != torch.float32 or x.dim() == 0 \
-            or any(t.dtype != torch.float32 or list(t.shape) != list(x.shape) or not t.is_contiguous()
-                   for t in ts):
+    x = _same_shaped(inputs, y, 1)
+    if x is None:
         return None
     red = None
     for k, op in enumerate(ops):
@@ -688,7 +695,7 @@ def recognise(ops, inputs, outputs):
         dims = nrm.args[2] if len(nrm.args) > 2 else None
         if float(order) == 2.0 and not dims and d.args[0] is x and d.args[1] is nrm.outs[0]:
             return "global_reduce", {"op": "fro_normalize", "numel": _dims(x), "count": _dims(x)}, None
-    gr = _global_fold(ops, real, inputs, y)
+    gr = _global_fold(ops, inputs, y)
     if gr:
         return "global_reduce", gr, None
     rr = _row_fold(ops, inputs, y)

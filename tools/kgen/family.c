@@ -192,14 +192,19 @@ load_variant(const char *dir, const char *file, const char *name, json_t *v,
  * body: one C expression over its variables (x, a, b, v, n; a family may
  * bind more, as global_reduce the inputs' names), with no room
  * for a statement, a directive, a string or a comment, its parentheses
- * balanced so that it stays inside the macro's own. */
+ * balanced so that it stays inside the macro's own. OP_EXPR_RULE says so
+ * in messages. */
+#define OP_EXPR_MAX 1000
+#define OP_EXPR_RULE "one C expression of at most 1000 characters (letters, " \
+	"digits, spaces, _ . + - * / %% ( ) < > = ! & | ^ ~ ? : ,; parentheses balanced)"
+
 static int
 op_expr_ok(const char *s)
 {
 	size_t n = strlen(s), i;
 	int depth = 0;
 
-	if (n == 0 || n > 1000 || strstr(s, "/*") || strstr(s, "//"))
+	if (n == 0 || n > OP_EXPR_MAX || strstr(s, "/*") || strstr(s, "//"))
 		return 0;
 	for (i = 0; i < n; i++) {
 		if (!(isalnum((unsigned char)s[i]) || strchr("_ .+-*/%()<>=!&|^~?:,", s[i])))
@@ -235,9 +240,8 @@ check_op(const char *where, const json_t *op, char *err, size_t errlen)
 	for (i = 0; exprs[i]; i++) {
 		const json_t *e = json_object_get(op, exprs[i]);
 		if (e && !(json_is_string(e) && op_expr_ok(json_string_value(e))))
-			return errf(err, errlen, "%s.%s: expected one C expression of at "
-				"most 1000 characters (letters, digits, spaces, _ . + - * / %% "
-				"( ) < > = ! & | ^ ~ ? : ,; parentheses balanced)", where, exprs[i]);
+			return errf(err, errlen, "%s.%s: expected " OP_EXPR_RULE, where,
+				exprs[i]);
 	}
 	if (stat) {
 		if (!json_is_string(stat) || strcmp(json_string_value(stat), "softmax"))
@@ -554,10 +558,8 @@ rules_spec_check(const json_t *family, const json_t *task, char *err, size_t err
 			}
 		} else if (ks && strcmp(ks, "expr") == 0) {
 			if (!json_is_string(v) || !op_expr_ok(json_string_value(v)))
-				return errf(err, errlen, "task \"%s\": spec.%s: expected one C "
-					"expression of at most 1000 characters (letters, digits, "
-					"spaces, _ . + - * / %% ( ) < > = ! & | ^ ~ ? : ,; parentheses "
-					"balanced)", id, name);
+				return errf(err, errlen, "task \"%s\": spec.%s: expected "
+					OP_EXPR_RULE, id, name);
 		} else if (ks && strcmp(ks, "dim") == 0) {
 			if (!json_is_string(v) && !json_is_integer(v))
 				return errf(err, errlen, "task \"%s\": spec.%s: expected a "

@@ -16,6 +16,8 @@ static const struct { const char *name; size_t size; } dtypes[] = {
 	[DT_F64] = { "f64", 8 },
 	[DT_I32] = { "i32", 4 },
 	[DT_I64] = { "i64", 8 },
+	[DT_F16] = { "f16", 2 },
+	[DT_BF16] = { "bf16", 2 },
 };
 
 int
@@ -128,7 +130,7 @@ eval_workspace(const json_t *ws, const json_t *task, const json_t *vars,
 		if (is_buffer(task, p, name))
 			return errf(err, errlen, "workspace[%zu].name: '%s' is already a buffer", i, name);
 		if (dtype_parse(dt, &pb->dtype) < 0)
-			return errf(err, errlen, "workspace[%zu].dtype: expected f32, f64, i32 or i64", i);
+			return errf(err, errlen, "workspace[%zu].dtype: expected " DTYPE_NAMES, i);
 		snprintf(at, sizeof(at), "workspace[%zu].count", i);
 		if (!json_object_get(b, "count"))
 			return errf(err, errlen, "%s: missing", at);

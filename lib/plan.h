@@ -24,9 +24,14 @@
 #define PLAN_MAX_WORKSPACE 16
 #define PLAN_NAME_MAX 64
 
-enum dtype { DT_F32, DT_F64, DT_I32, DT_I64 };
+/* Element types of tensors and workspace. f16 is IEEE binary16 and bf16
+ * bfloat16; both are stored in 2 bytes and computed in f32 by the
+ * families. */
+enum dtype { DT_F32, DT_F64, DT_I32, DT_I64, DT_F16, DT_BF16 };
+#define DTYPE_NAMES "f32, f64, f16, bf16, i32 or i64"
 
-/* "f32", "f64", "i32", "i64". Returns 0, or -1 for anything else. */
+/* "f32", "f64", "i32", "i64", "f16", "bf16". Returns 0, or -1 for anything
+ * else. */
 int dtype_parse(const char *s, enum dtype *dt);
 const char *dtype_name(enum dtype dt);
 size_t dtype_size(enum dtype dt);

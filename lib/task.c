@@ -210,7 +210,7 @@ check_tensors(const json_t *task, const char *list, const json_t *sets,
 			return bad(err, errlen, task, "%s[%zu].name: '%s' is used twice", list, i, name);
 		json_object_set_new(names, name, json_true());
 		if (dtype_parse(json_string_value(json_object_get(t, "dtype")), &dt) < 0)
-			return bad(err, errlen, task, "%s[%zu].dtype: expected f32, f64, i32 or i64",
+			return bad(err, errlen, task, "%s[%zu].dtype: expected " DTYPE_NAMES,
 				list, i);
 		if (!json_is_array(shape) || json_array_size(shape) > 8)
 			return bad(err, errlen, task, "%s[%zu].shape: expected an array of at most 8 "

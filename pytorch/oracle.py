@@ -33,7 +33,20 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from problem import Problem, torch_modules, call, draw_tensor, sizes_of, TORCH_DT  # noqa: E402
 
-TYPESTR = {"f32": "<f4", "f64": "<f8", "i32": "<i4", "i64": "<i8"}
+# The array interface has no bfloat16: a bf16 buffer is opened as int16
+# and viewed (VIEWS).
+TYPESTR = {"f32": "<f4", "f64": "<f8", "f16": "<f2", "bf16": "<i2", "i32": "<i4", "i64": "<i8"}
+VIEWS = {"bf16": "bfloat16"}
+
+
+def working(task):
+    """The type a task's forward runs in for its reference values: fp32
+    for a task of f16 or bf16 floats (each output rounded once into its
+    type), else the problem's own (None)."""
+    if any(t["dtype"] in ("f16", "bf16") for t in task["inputs"] + task["outputs"]):
+        import torch
+        return torch.float32
+    return None
 
 
 class Handle(ctypes.Structure):
@@ -90,6 +103,7 @@ class Oracle:
             self.torch.cuda.empty_cache()   # the last task's memory, back to kbench
         self.taskj = t
         self.ref = t["reference"]
+        self.work = working(t)
         self.problem = Problem(self.ref["source"], self.ref.get("file", "problem.py"))
         torch = self.torch
         if self.drv is None:
@@ -116,8 +130,11 @@ class Oracle:
             for t in msg["tensors"]:
                 if t["handle"] not in bases:
                     bases[t["handle"]] = self.drv.open(t["handle"])
-                tensors[t["name"]] = self.torch.as_tensor(
-                    Shared(bases[t["handle"]] + t["offset"], t), device="cuda")
+                x = self.torch.as_tensor(Shared(bases[t["handle"]] + t["offset"], t),
+                                         device="cuda")
+                if t["dtype"] in VIEWS:
+                    x = x.view(getattr(self.torch, VIEWS[t["dtype"]]))
+                tensors[t["name"]] = x
         except Exception:
             tensors.clear()
             for p in bases.values():
@@ -134,7 +151,12 @@ class Oracle:
         bases, ts = self.opened(msg)
         try:
             t0 = time.monotonic()
-            res = self.outputs(call(self.model(msg["k"], msg["sizes"]), ts, self.ref))
+            # A task of 2-byte floats is answered in fp32 on its (2-byte)
+            # inputs, rounded once into its outputs: the operator's value,
+            # which PyTorch's own f16 and bf16 kernels need not give (CUDA's
+            # cumsum accumulates in the 2-byte type). Timing runs them as
+            # they are.
+            res = self.outputs(call(self.model(msg["k"], msg["sizes"]), ts, self.ref, self.work))
             outs = [t for t in self.taskj["outputs"]]
             if len(res) != len(outs):
                 raise RuntimeError("the module returned %d outputs, the task has %d"
@@ -247,7 +269,9 @@ def check(argv):
                 ts = {t["name"]: draw_tensor(_bounds(t["init"], sizes), _shape(t["shape"], sizes),
                                              TORCH_DT[t["dtype"]], gen).to(a.device)
                       for t in task["inputs"]}
-                res = _list(call(model, ts, ref))
+                res = _list(call(model, ts, ref, working(task)))
+                if working(task) is not None:
+                    res = [r.to(TORCH_DT[o["dtype"]]) for o, r in zip(task["outputs"], res)]
                 if len(res) != len(task["outputs"]):
                     raise RuntimeError("%d outputs, the task has %d" % (len(res), len(task["outputs"])))
                 for o, r in zip(task["outputs"], res):

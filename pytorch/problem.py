@@ -139,7 +139,8 @@ def torch_modules():
     return torch
 
 
-TORCH_DT_NAMES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64"}
+TORCH_DT_NAMES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16",
+                  "i32": "int32", "i64": "int64"}
 
 
 def _torch():

@@ -128,7 +128,7 @@ refuses_what_cannot_launch(void **state)
 		" \"workspace\": [{\"name\": \"x\", \"dtype\": \"f32\", \"count\": 1}]}",
 		"workspace[0].name: 'x' is already a buffer");
 	assert_refused("{\"launches\": [{\"kernel\": \"k\", \"grid\": 1, \"block\": 1, \"args\": []}],"
-		" \"workspace\": [{\"name\": \"t\", \"dtype\": \"f16\", \"count\": 1}]}",
+		" \"workspace\": [{\"name\": \"t\", \"dtype\": \"f8\", \"count\": 1}]}",
 		"workspace[0].dtype");
 	assert_refused("{\"launches\": [{\"kernel\": \"k\", \"grid\": 1, \"block\": 1, \"args\": []}],"
 		" \"workspace\": [{\"name\": \"t\", \"dtype\": \"f32\", \"count\": \"0\"}]}",

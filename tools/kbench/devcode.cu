@@ -2,6 +2,9 @@
 // output with the reference (reduced in double on the device, so no tensor
 // is copied to the host), and checksums that prove inputs were not changed.
 // Built by nvcc into a fatbin that devcode.S embeds in the kbench binary.
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
 #include "rng.h"
 
 // dtype codes, as enum dtype in lib/plan.h
@@ -9,6 +12,8 @@
 #define KB_F64 1
 #define KB_I32 2
 #define KB_I64 3
+#define KB_F16 4
+#define KB_BF16 5
 
 // distributions of docs/tasks.md
 #define KB_NORMAL 0
@@ -21,20 +26,49 @@ struct kb_stats {
 	unsigned long long bad, first_bad, collide, zero_bad;
 };
 
+// The bits of v rounded to nearest in a 2-byte float type, and back.
+__device__ static unsigned short
+kb_to16(float v, int dtype)
+{
+	return dtype == KB_F16 ? __half_as_ushort(__float2half_rn(v))
+		: __bfloat16_as_ushort(__float2bfloat16_rn(v));
+}
+
+__device__ static float
+kb_from16(unsigned short u, int dtype)
+{
+	return dtype == KB_F16 ? __half2float(__ushort_as_half(u))
+		: __bfloat162float(__ushort_as_bfloat16(u));
+}
+
+// A uniform draw v < hi in a 2-byte type: rounding may reach hi, which
+// the range excludes; then the next value below it (bits one step toward
+// minus infinity: down for a positive value, up for a negative one).
+__device__ static unsigned short
+kb_below16(float v, float hi, int dtype, bool clamp)
+{
+	unsigned short u = kb_to16(v, dtype);
+	while (clamp && kb_from16(u, dtype) >= hi)
+		u = (u & 0x7FFF) == 0 ? 0x8001 : (u & 0x8000) ? u + 1 : u - 1;
+	return u;
+}
+
 // Fills n elements of p with draws of one distribution: normal (a mean,
 // b std), uniform [a, b), randint [a, b); float draws are multiplied by
 // scale. Element i depends only on (key, i): any grid gives the same data.
-// f32 normal and uniform draws, the common case and the one every timed
-// run pays for (kbench draws fresh inputs for each), come two from one
-// 64-bit hash of (key, i / 2) in float arithmetic: Box-Muller's two
-// normals, or two 24-bit uniforms. The rest come one per hash, in double.
+// Float normal and uniform draws in f32, f16 and bf16, the common case
+// and the one every timed run pays for (kbench draws fresh inputs for
+// each), come two from one 64-bit hash of (key, i / 2) in float
+// arithmetic: Box-Muller's two normals, or two 24-bit uniforms, rounded
+// to nearest in the 2-byte types. The rest come one per hash, in double.
 extern "C" __global__ void
 kb_fill(void *p, long long n, int dtype, int dist, double a, double b,
 	double scale, unsigned long long key)
 {
 	long long stride = (long long)gridDim.x * blockDim.x;
 	long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-	if (dtype == KB_F32 && dist != KB_RANDINT) {
+	bool half = dtype == KB_F16 || dtype == KB_BF16;
+	if ((dtype == KB_F32 || half) && dist != KB_RANDINT) {
 		float lo = (float)(a * scale), hi = (float)(b * scale);
 		float *f = (float *)p;
 		for (long long j = first; 2 * j < n; j += stride) {
@@ -56,7 +90,16 @@ kb_fill(void *p, long long n, int dtype, int dist, double a, double b,
 				if (scale > 0 && v1 >= hi)
 					v1 = nextafterf(hi, -INFINITY);
 			}
-			if (2 * j + 1 < n) {
+			if (half) {
+				bool clamp = dist == KB_UNIFORM && scale > 0;
+				unsigned short *h = (unsigned short *)p;
+				unsigned short h0 = kb_below16(v0, hi, dtype, clamp);
+				unsigned short h1 = kb_below16(v1, hi, dtype, clamp);
+				if (2 * j + 1 < n)
+					((unsigned *)h)[j] = (unsigned)h1 << 16 | h0;
+				else
+					h[2 * j] = h0;
+			} else if (2 * j + 1 < n) {
 				((float2 *)f)[j] = make_float2(v0, v1);
 			} else {
 				f[2 * j] = v0;
@@ -87,6 +130,10 @@ kb_fill(void *p, long long n, int dtype, int dist, double a, double b,
 		case KB_I32:
 			((int *)p)[i] = (int)v;
 			break;
+		case KB_F16:
+		case KB_BF16:
+			((unsigned short *)p)[i] = kb_to16((float)(v * scale), dtype);
+			break;
 		default:
 			((long long *)p)[i] = (long long)v;
 		}
@@ -100,6 +147,8 @@ kb_load(const void *p, long long i, int dtype)
 	case KB_F32: return ((const float *)p)[i];
 	case KB_F64: return ((const double *)p)[i];
 	case KB_I32: return ((const int *)p)[i];
+	case KB_F16:
+	case KB_BF16: return kb_from16(((const unsigned short *)p)[i], dtype);
 	default: return (double)((const long long *)p)[i];
 	}
 }
@@ -118,6 +167,11 @@ kb_load_masked(const void *p, long long i, int dtype, unsigned long long key)
 	if (!key)
 		return kb_load(p, i, dtype);
 	const unsigned *w = (const unsigned *)p;
+	if (dtype == KB_F16 || dtype == KB_BF16) {
+		// element i is half (i & 1) of word i / 2, little-endian
+		unsigned u = w[i >> 1] ^ kb_word_mask(key, i >> 1);
+		return kb_from16((unsigned short)(u >> 16 * (i & 1)), dtype);
+	}
 	if (dtype == KB_F32 || dtype == KB_I32) {
 		unsigned u = w[i] ^ kb_word_mask(key, i);
 		return dtype == KB_F32 ? (double)__uint_as_float(u) : (double)(int)u;

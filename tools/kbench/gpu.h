@@ -16,10 +16,12 @@
 #define GUARD 65536
 #define GUARD_WORD 0xFFFFFFFFu
 /* The two output poisons: all bits set (NaN, or -1), and 0x7F bytes
- * (3.4e38 as f32, 2139062143 as i32), used where the reference itself
- * holds a value equal to the first. */
+ * (3.4e38 as f32 and bf16, 2139062143 as i32), used where the reference
+ * itself holds a value equal to the first. 0x7F7F is a NaN in f16, so
+ * f16 outputs take 65504, its largest finite value, as the second. */
 #define POISON_A 0xFFFFFFFFu
 #define POISON_B 0x7F7F7F7Fu
+#define POISON_B_F16 0x7BFF7BFFu
 
 struct gpu {
 	CUdevice dev;

@@ -10,13 +10,16 @@
 #include "util.h"
 #include "kbench.h"
 
-/* dtype is "f32", "f64", "i32" or "i64"; the data is little-endian C order. */
+/* dtype is one of plan.h's names; the data is little-endian C order.
+ * NumPy has no bfloat16: bf16 is written as its bits, int16 ("<i2"), which
+ * torch.from_numpy(a).view(torch.bfloat16) reads back. */
 int
 npy_write(const char *path, const char *dtype, const int64_t *shape, int ndim,
 	const void *data, size_t bytes)
 {
 	const char *descr = !strcmp(dtype, "f32") ? "<f4" : !strcmp(dtype, "f64")
-		? "<f8" : !strcmp(dtype, "i32") ? "<i4" : "<i8";
+		? "<f8" : !strcmp(dtype, "f16") ? "<f2" : !strcmp(dtype, "bf16") ? "<i2"
+		: !strcmp(dtype, "i32") ? "<i4" : "<i8";
 	char dims[256] = "", head[512];
 	size_t n = 0;
 	for (int i = 0; i < ndim && n < sizeof dims - 32; i++)

@@ -366,13 +366,15 @@ buffers(struct sizeset *s, struct dbuf *outs, struct bufname *b)
 
 static void sizes_text(const json_t *sizes, char *buf, size_t n);
 
-/* Fills the outputs (outs, else size set s's own) with poison and the
- * plan's workspace with POISON_A, on the stream. */
+/* Fills the outputs (outs, else size set s's own) with poison (POISON_B
+ * as an f16 output has it) and the plan's workspace with POISON_A, on the
+ * stream. */
 static int
 poison_plan(struct kplan *kp, struct sizeset *s, struct dbuf *outs, unsigned poison)
 {
 	for (int i = 0; i < s->nt; i++) {
-		int r = s->t[i].input ? 0 : dbuf_poison(outs ? &outs[i] : &s->t[i].buf, poison);
+		unsigned pat = poison == POISON_B && s->t[i].dt == DT_F16 ? POISON_B_F16 : poison;
+		int r = s->t[i].input ? 0 : dbuf_poison(outs ? &outs[i] : &s->t[i].buf, pat);
 		if (r < 0)
 			return r;
 	}
@@ -578,16 +580,34 @@ unmask(void *h, size_t off, size_t n, unsigned long long key)
 	}
 }
 
+/* An IEEE binary16 value's bits as a double. */
+static double
+f16_value(uint16_t h)
+{
+	int e = h >> 10 & 0x1F;
+	double m = h & 0x3FF, v;
+	if (e == 0x1F)
+		v = m ? NAN : INFINITY;
+	else if (e)
+		v = ldexp(1024 + m, e - 25);
+	else
+		v = ldexp(m, -24);
+	return h & 0x8000 ? -v : v;
+}
+
 /* Element i of a device tensor (masked with key, 0: plain) as JSON: a
- * number, or "nan", "inf", "-inf". */
+ * number, or "nan", "inf", "-inf". The copy is of whole 32-bit words, as
+ * the mask is. */
 static json_t *
 element(CUdeviceptr p, enum dtype dt, int64_t i, unsigned long long key)
 {
-	unsigned char b[8];
-	if (cu.cuMemcpyDtoHAsync(b, p + (size_t)i * dtype_size(dt), dtype_size(dt),
-		G.stream) || cu.cuStreamSynchronize(G.stream))
+	unsigned char w[8];
+	size_t at = (size_t)i * dtype_size(dt), off = at & ~(size_t)3;
+	size_t len = dtype_size(dt) < 4 ? 4 : dtype_size(dt);
+	if (cu.cuMemcpyDtoHAsync(w, p + off, len, G.stream) || cu.cuStreamSynchronize(G.stream))
 		return json_null();
-	unmask(b, (size_t)i * dtype_size(dt), dtype_size(dt), key);
+	unmask(w, off, len, key);
+	unsigned char *b = w + (at - off);
 	double d;
 	if (dt == DT_I32 || dt == DT_I64) {
 		int64_t n = 0;
@@ -604,6 +624,17 @@ element(CUdeviceptr p, enum dtype dt, int64_t i, unsigned long long key)
 		float f;
 		memcpy(&f, b, 4);
 		d = f;
+	} else if (dt == DT_F16 || dt == DT_BF16) {
+		uint16_t h;
+		memcpy(&h, b, 2);
+		if (dt == DT_F16) {
+			d = f16_value(h);
+		} else {
+			uint32_t u = (uint32_t)h << 16;
+			float f;
+			memcpy(&f, &u, 4);
+			d = f;
+		}
 	} else {
 		memcpy(&d, b, 8);
 	}

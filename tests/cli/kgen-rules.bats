@@ -124,7 +124,7 @@ candidates() {
 	run bash -c "ktask --state --run t1 tasks/softmax |
 		jq -c --argjson s '$strategies' '.memory = {strategies: \$s}' | kgen -v -b rules -k 2 2>&1 >/dev/null"
 	[ "$status" -eq 0 ]
-	[[ $output == *'strategy small_clusters move 0 {"family":"row_norm","set":{"CLUSTER":2}}: refused: cdiv({{cols}}, CLUSTER * VEC) * VEC * 4 = 786432 is above 230400: a block'"'"'s share of the row must fit its shared memory'* ]]
+	[[ $output == *'strategy small_clusters move 0 {"family":"row_norm","set":{"CLUSTER":2}}: refused: cdiv({{cols}}, CLUSTER * VEC) * VEC * {{real_bytes}} = 786432 is above 230400: a block'"'"'s share of the row must fit its shared memory'* ]]
 	run bash -c "ktask --state --run t1 tasks/softmax |
 		jq -c --argjson s '$strategies' '.memory = {strategies: \$s}' | kgen -b rules -k 2"
 	run candidates
@@ -183,9 +183,9 @@ candidates() {
 	HTAM_CACHE=$BATS_TEST_TMPDIR/cache kcompile <"$BATS_TEST_TMPDIR/ops.jsonl" >"$BATS_TEST_TMPDIR/c.jsonl"
 	jq -se 'all(.[]; .compile.ok)' "$BATS_TEST_TMPDIR/c.jsonl"
 	# the op is in the source as the family's macros
-	jq -r 'select(.task.spec.op == "argmin") | .candidate.source' "$BATS_TEST_TMPDIR/ops.jsonl" | head -40 |
+	jq -r 'select(.task.spec.op == "argmin") | .candidate.source' "$BATS_TEST_TMPDIR/ops.jsonl" | head -400 |
 		grep -qx '#define MR_KEEP (-1)'
-	jq -r 'select(.task.spec.op | type == "object") | .candidate.source' "$BATS_TEST_TMPDIR/ops.jsonl" | head -40 |
+	jq -r 'select(.task.spec.op | type == "object") | .candidate.source' "$BATS_TEST_TMPDIR/ops.jsonl" | head -400 |
 		grep -qx '#define MR_FINALIZE(v, n) (sqrtf(v) / (float)n)'
 }
 
@@ -225,7 +225,7 @@ candidates() {
 	[ "$(jq -s 'map(select(.candidate.status == null)) | length' "$BATS_TEST_TMPDIR/c.jsonl")" -eq 18 ]
 	HTAM_CACHE=$BATS_TEST_TMPDIR/cache kcompile <"$BATS_TEST_TMPDIR/c.jsonl" >"$BATS_TEST_TMPDIR/k.jsonl"
 	jq -se 'all(.[]; .compile.ok)' "$BATS_TEST_TMPDIR/k.jsonl"
-	jq -r 'select(.task.family == "row_reduce") | .candidate.source' "$BATS_TEST_TMPDIR/c.jsonl" | head -200 |
+	jq -r 'select(.task.family == "row_reduce") | .candidate.source' "$BATS_TEST_TMPDIR/c.jsonl" | head -400 |
 		grep -q 'return (1.0 - t0 / sqrt(t1 \* t2));'
 }
 
@@ -249,6 +249,43 @@ candidates() {
 	[[ $(gen mse_loss "$rr | .task.spec.row = \"t0; }\"") == 'task "mse_loss": spec.row: expected one C expression'* ]]
 }
 
+@test "every family that stores f16 and bf16 (its reals) renders and compiles for each task of the pack it serves, its float tensors made 2-byte; the others refuse them" {
+	[ -x "$RULES" ] || skip "the unit program $RULES is not built (make units)"
+	command -v kcompile >/dev/null || skip "no kcompile on PATH"
+	half=$BATS_TEST_TMPDIR/half
+	fams=$(jq -r 'select(.reals | index("f16") and index("bf16")) | .family' "$HTAM_TEMPLATES"/*.json)
+	for fam in $fams; do
+		for t in $(grep -l "\"family\": \"$fam\"" tasks/*/task.json); do
+			for dt in f16 bf16; do
+				d=$half/$(basename "$(dirname "$t")")_$dt
+				mkdir -p "$d"
+				cp -r "$(dirname "$t")"/. "$d"/
+				jq --arg dt "$dt" '.id += "_" + $dt | (.inputs[], .outputs[]) |= (if .dtype == "f32" then .dtype = $dt else . end)' \
+					"$t" >"$d/task.json"
+			done
+		done
+	done
+	echo "# $(ls "$half" | wc -l) tasks of $(wc -w <<<"$fams") families in f16 and bf16: sweeping and compiling" >&3
+	"$RULES" --sweep "$HTAM_TEMPLATES" "$half"/* >"$BATS_TEST_TMPDIR/cands.jsonl" 2>/dev/null
+	# every task got candidates, each compiled for its storage type
+	[ "$(jq -r .task.id "$BATS_TEST_TMPDIR/cands.jsonl" | sort -u)" = "$(ls "$half" | sort)" ]
+	jq -e -s 'all(.[]; (.candidate.source | test("#define REAL_KIND [12]\n")))' "$BATS_TEST_TMPDIR/cands.jsonl" >/dev/null
+	HTAM_CACHE=$OBJ/kgen-rules-cache kcompile <"$BATS_TEST_TMPDIR/cands.jsonl" >"$BATS_TEST_TMPDIR/compiled.jsonl"
+	jq -r 'select(.compile.ok != true) | "\(.task.id) \(.candidate.variant) \(.candidate.defines): \(.compile.reason // .compile.log)"' \
+		"$BATS_TEST_TMPDIR/compiled.jsonl" | head -c 3000 >"$BATS_TEST_TMPDIR/failed.txt"
+	[ ! -s "$BATS_TEST_TMPDIR/failed.txt" ] || { cat "$BATS_TEST_TMPDIR/failed.txt"; false; }
+	# (at most the 16 bytes of a division's call: see the problems' sweep below)
+	jq -r 'select([.compile.kernels[] | .spill_stores] | max > 16) | "\(.task.id) \(.candidate.variant) \(.candidate.defines) spills"' \
+		"$BATS_TEST_TMPDIR/compiled.jsonl" >"$BATS_TEST_TMPDIR/spills.txt"
+	[ ! -s "$BATS_TEST_TMPDIR/spills.txt" ] || { cat "$BATS_TEST_TMPDIR/spills.txt"; false; }
+	# a family without reals stores f32 alone, and says so
+	gen() { jq -c "$2" <<<"$(state "$1")" | kgen -b rules -k 1 2>/dev/null | jq -r .candidate.reason; }
+	[[ $(gen matmul_square '(.task.inputs[], .task.outputs[]) |= (.dtype = "f16")') == \
+		'task "matmul_square": no variant of family gemm serves it: variant '*' stores f32 only, not f16'* ]]
+	# and a task's float tensors share one type
+	[[ $(gen relu '.task.outputs[0].dtype = "bf16"') == *'its float tensors are of two types (x is f32, y is bf16): a family stores one'* ]]
+}
+
 @test "every problem of ours that a family serves renders and compiles at every knob value of every variant, without spills" {
 	PY=${HTAM_PYTHON:-python3}
 	"$PY" -c 'import torch' 2>/dev/null || skip "no PyTorch for $PY (scripts/setup installs it)"
@@ -269,8 +306,13 @@ candidates() {
 	jq -r 'select(.compile.ok != true) | "\(.task.id) \(.candidate.variant) \(.candidate.defines): \(.compile.reason // .compile.log)"' \
 		"$BATS_TEST_TMPDIR/compiled.jsonl" | head -c 3000 >"$BATS_TEST_TMPDIR/failed.txt"
 	[ ! -s "$BATS_TEST_TMPDIR/failed.txt" ] || { cat "$BATS_TEST_TMPDIR/failed.txt"; false; }
+	# No spills; but a kernel of 2-byte floats may spill up to 16 bytes:
+	# ptxas saves a value or two around the call of an IEEE division's slow
+	# path there (sigmoid's 1 / (1 + e) at VEC 8 does; with no division it
+	# does not), outside the loop's loads.
 	jq -r 'select(.task.family != "gemm" and .task.family != "gemv") |
-		select([.compile.kernels[] | .spill_stores] | add > 0) |
+		([.task.inputs[], .task.outputs[] | .dtype] | any(. == "f16" or . == "bf16")) as $half |
+		select([.compile.kernels[] | .spill_stores] | max > (if $half then 16 else 0 end)) |
 		"\(.task.id) \(.candidate.variant) \(.candidate.defines) spills"' \
 		"$BATS_TEST_TMPDIR/compiled.jsonl" >"$BATS_TEST_TMPDIR/spills.txt"
 	[ ! -s "$BATS_TEST_TMPDIR/spills.txt" ] || { cat "$BATS_TEST_TMPDIR/spills.txt"; false; }

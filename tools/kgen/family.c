@@ -107,18 +107,41 @@ check_knob(const char *where, const char *name, const json_t *knob,
 	return 0;
 }
 
-/* Checks one variant of a family and reads its source into source_text. */
+/* reals (of a family or a variant): the float storage types it serves, a
+ * non-empty array of f32, f16 and bf16; absent means f32 alone. */
+static int
+check_reals(const char *where, const json_t *reals, char *err, size_t errlen)
+{
+	const json_t *r;
+	const char *s;
+	size_t i;
+
+	if (!reals)
+		return 0;
+	if (!json_is_array(reals) || json_array_size(reals) == 0)
+		return errf(err, errlen, "%s.reals: expected an array of f32, f16, bf16", where);
+	json_array_foreach(reals, i, r) {
+		s = json_string_value(r);
+		if (!s || (strcmp(s, "f32") && strcmp(s, "f16") && strcmp(s, "bf16")))
+			return errf(err, errlen, "%s.reals[%zu]: expected f32, f16 or bf16",
+				where, i);
+	}
+	return 0;
+}
+
+/* Checks one variant of a family and reads its source into source_text,
+ * after the storage type's prelude (RULES_PRELUDE). */
 static int
 load_variant(const char *dir, const char *file, const char *name, json_t *v,
 	char *err, size_t errlen)
 {
 	static const char *const known[] = { "source", "kernels", "knobs",
-		"constraints", "launch", "when", "ops", "takes", "doc", NULL };
+		"constraints", "launch", "when", "ops", "takes", "reals", "doc", NULL };
 	static const char *const cknown[] = { "expr", "min", "max",
 		"multiple_of", "why", NULL };
 	const json_t *knobs = json_object_get(v, "knobs"), *c, *k;
 	const char *src = json_string_value(json_object_get(v, "source")), *u, *kn;
-	char where[256], *path, *text;
+	char where[256], *path, *text, *prelude, *all;
 	size_t i;
 
 	snprintf(where, sizeof(where), "%s: variants.%s", file, name);
@@ -166,6 +189,8 @@ load_variant(const char *dir, const char *file, const char *name, json_t *v,
 			return errf(err, errlen, "%s.takes[%zu]: expected fold, apply, keep "
 				"or softmax", where, i);
 	}
+	if (check_reals(where, json_object_get(v, "reals"), err, errlen) < 0)
+		return -1;
 	if (!json_is_array(json_object_get(json_object_get(v, "launch"), "launches")))
 		return errf(err, errlen, "%s.launch: expected a launch plan", where);
 	path = xasprintf("%s/%s", dir, src);
@@ -176,7 +201,20 @@ load_variant(const char *dir, const char *file, const char *name, json_t *v,
 		return -1;
 	}
 	free(path);
-	json_object_set_new(v, "source_text", json_string(text));
+	path = xasprintf("%s/" RULES_PRELUDE, dir);
+	prelude = read_file(path, NULL);
+	if (!prelude) {
+		errf(err, errlen, "%s: cannot read %s", where, path);
+		free(path);
+		free(text);
+		return -1;
+	}
+	free(path);
+	/* the storage type's prelude, then the family's own source */
+	all = xasprintf("%s\n%s", prelude, text);
+	json_object_set_new(v, "source_text", json_string(all));
+	free(all);
+	free(prelude);
 	free(text);
 	if (!json_is_string(json_object_get(v, "source_text")))
 		return errf(err, errlen, "%s.source: %s is not UTF-8 text", where, src);
@@ -390,7 +428,7 @@ json_t *
 rules_family_load(const char *dir, const char *family, char *err, size_t errlen)
 {
 	static const char *const known[] = { "family", "default", "spec",
-		"variants", "ops", "doc", NULL };
+		"variants", "ops", "reals", "doc", NULL };
 	json_t *f, *vars, *v;
 	json_error_t je;
 	const char *u, *name, *def;
@@ -428,6 +466,8 @@ rules_family_load(const char *dir, const char *family, char *err, size_t errlen)
 	else if (json_object_get(f, "spec") && !json_is_object(json_object_get(f, "spec")))
 		errf(err, errlen, "%s: spec: expected an object", file);
 	else if (check_ops(file, json_object_get(f, "ops"), err, errlen) < 0)
+		goto fail;
+	else if (check_reals(file, json_object_get(f, "reals"), err, errlen) < 0)
 		goto fail;
 	else {
 		json_object_foreach(vars, name, v)
@@ -579,6 +619,57 @@ rules_spec_check(const json_t *family, const json_t *task, char *err, size_t err
 }
 
 int
+rules_task_real(const json_t *task, enum dtype *dt, char *err, size_t errlen)
+{
+	const char *lists[] = { "inputs", "outputs" }, *first = NULL;
+	const json_t *t;
+	enum dtype d;
+	size_t i;
+
+	*dt = DT_F32;
+	for (int l = 0; l < 2; l++)
+		json_array_foreach(json_object_get(task, lists[l]), i, t) {
+			if (dtype_parse(json_string_value(json_object_get(t, "dtype")), &d) < 0 ||
+			    d == DT_I32 || d == DT_I64)
+				continue;
+			if (first && d != *dt)
+				return errf(err, errlen, "its float tensors are of two types (%s "
+					"is %s, %s is %s): a family stores one", first,
+					dtype_name(*dt), json_string_value(json_object_get(t,
+					"name")), dtype_name(d));
+			first = json_string_value(json_object_get(t, "name"));
+			*dt = d;
+		}
+	return 0;
+}
+
+/* Whether variant v of family serves the task's float storage type: its
+ * own reals, else the family's, else f32 alone. */
+static int
+reals_serve(const json_t *family, const json_t *v, const char *variant,
+	const json_t *task, char *err, size_t errlen)
+{
+	const json_t *reals = json_object_get(v, "reals"), *r;
+	char e[RULES_ERR];
+	enum dtype dt;
+	size_t i;
+
+	if (rules_task_real(task, &dt, e, sizeof(e)) < 0)
+		return errf(err, errlen, "variant %s: %s", variant, e), 0;
+	if (!reals)
+		reals = json_object_get(family, "reals");
+	if (!reals && dt != DT_F32)
+		return errf(err, errlen, "variant %s stores f32 only, not %s", variant,
+			dtype_name(dt)), 0;
+	if (!reals)
+		return 1;
+	json_array_foreach(reals, i, r)
+		if (strcmp(json_string_value(r), dtype_name(dt)) == 0)
+			return 1;
+	return errf(err, errlen, "variant %s does not store %s", variant, dtype_name(dt)), 0;
+}
+
+int
 rules_variant_applies(const json_t *family, const char *variant,
 	const json_t *task, char *err, size_t errlen)
 {
@@ -595,6 +686,8 @@ rules_variant_applies(const json_t *family, const char *variant,
 	if (!v)
 		return errf(err, errlen, "no variant '%s' in family %s", variant,
 			json_string_value(json_object_get(family, "family"))), 0;
+	if (!reals_serve(family, v, variant, task, err, errlen))
+		return 0;
 	if (ops) {
 		ok = 0;
 		json_array_foreach(ops, i, o)

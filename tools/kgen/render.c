@@ -90,10 +90,27 @@ inputs_join(const json_t *task, const char *fmt, const char *sep)
 	return s;
 }
 
+/* The first integer input of the task, or NULL. */
+static const char *
+integer_input(const json_t *task)
+{
+	const json_t *t;
+	const char *dt;
+	size_t i;
+
+	json_array_foreach(json_object_get(task, "inputs"), i, t) {
+		dt = json_string_value(json_object_get(t, "dtype"));
+		if (dt && dt[0] == 'i')
+			return json_string_value(json_object_get(t, "name"));
+	}
+	return NULL;
+}
+
 /* The value of placeholder name for task, or NULL with err set. Names:
  * in, in2, ... / out, out2, ... (tensor names), variant, ninputs, noutputs,
- * in_params, in_ptrs, bind (for templates over any number of float inputs)
- * and the members of the task's spec. */
+ * in_params, in_ptrs, bind (for templates over any number of float inputs,
+ * which refuse an integer one), real_kind and real_bytes (the float
+ * storage type: RULES_PRELUDE) and the members of the task's spec. */
 static char *
 placeholder(const json_t *task, const char *variant, const char *name,
 	int in_plan, char *err, size_t errlen)
@@ -125,8 +142,27 @@ placeholder(const json_t *task, const char *variant, const char *name,
 		return xasprintf("%zu", json_array_size(json_object_get(task, "inputs")));
 	if (strcmp(name, "noutputs") == 0)
 		return xasprintf("%zu", json_array_size(json_object_get(task, "outputs")));
+	if (strcmp(name, "real_kind") == 0 || strcmp(name, "real_bytes") == 0) {
+		enum dtype dt;
+		if (rules_task_real(task, &dt, err, errlen) < 0)
+			return NULL;
+		if (dt == DT_F64) {
+			errf(err, errlen, "{{%s}}: f64 is not a storage type of the "
+				"families (f32, f16, bf16)", name);
+			return NULL;
+		}
+		if (name[5] == 'b')
+			return xasprintf("%zu", dtype_size(dt));
+		return xstrdup(dt == DT_F16 ? "1" : dt == DT_BF16 ? "2" : "0");
+	}
+	if ((strcmp(name, "in_params") == 0 || strcmp(name, "bind") == 0) &&
+	    (s = integer_input(task))) {
+		errf(err, errlen, "{{%s}}: input %s is an integer; this template reads "
+			"every input as a float", name, s);
+		return NULL;
+	}
 	if (strcmp(name, "in_params") == 0)
-		return inputs_join(task, "const float *__restrict__ in%d", ", ");
+		return inputs_join(task, "const real *__restrict__ in%d", ", ");
 	if (strcmp(name, "in_ptrs") == 0)
 		return inputs_join(task, "in%d", ", ");
 	if (strcmp(name, "bind") == 0)

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "plan.h"
+
 /* Bytes of the generator's messages; renders tried per state while
  * filling up to k with neighbours. */
 #define RULES_ERR 1024
@@ -48,8 +50,12 @@ int rules_spec_types(const json_t *family, const json_t *task, char *err,
  * Returns a string the caller frees. */
 char *rules_templates_dir(const char *dir);
 
+/* The storage type's prelude, beside the family files: it comes before
+ * every variant's source (real, real_f, real_of, realv; docs/templates.md). */
+#define RULES_PRELUDE "real.cuh"
+
 /* Loads and checks the family file dir/<family>.json with each variant's
- * source read in (as variants.V.source_text). Returns a new object, or NULL
+ * source read in (as variants.V.source_text, after RULES_PRELUDE). Returns a new object, or NULL
  * with err naming the file and member. */
 json_t *rules_family_load(const char *dir, const char *family, char *err,
 	size_t errlen);
@@ -57,9 +63,16 @@ json_t *rules_family_load(const char *dir, const char *family, char *err,
 /* The family names that have a file in dir, sorted: a new array. */
 json_t *rules_families(const char *dir);
 
-/* Whether variant of family (as loaded) serves task: its ops list holds the
- * task's spec.op and its when expression is positive at the task's params.
- * Returns 1, or 0 with err saying why not. */
+/* The task's float storage type: the dtype its float tensors share (f32
+ * when it has none). Returns 0, or -1 with err naming two tensors whose
+ * float types differ. */
+int rules_task_real(const json_t *task, enum dtype *dt, char *err, size_t errlen);
+
+/* Whether variant of family (as loaded) serves task: it stores the task's
+ * float type (the variant's reals, else the family's, else f32), its ops
+ * list holds the task's spec.op, it takes the op's kind, and its when
+ * expression is positive at the task's params. Returns 1, or 0 with err
+ * saying why not. */
 int rules_variant_applies(const json_t *family, const char *variant,
 	const json_t *task, char *err, size_t errlen);
 

@@ -24,27 +24,23 @@
 #define CN_FINALIZE(v, n) ({{op_finalize}})
 #define CN_APPLY(x, v) ({{op_apply}})
 
-#if VEC == 4
-typedef float4 cn_vec;
-#elif VEC == 2
-typedef float2 cn_vec;
-#elif VEC == 1
-typedef float cn_vec;
-#else
-#error "VEC must be 1, 2 or 4"
+#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
+#error "VEC must be 1, 2, 4 or 8"
 #endif
+/* VEC values of the storage type (real.cuh: f32, f16 or bf16 in memory,
+ * float in registers), 16 bytes at most */
+typedef realv<VEC> cn_vec;
 
 static __device__ __forceinline__ float cn_lane(const cn_vec &v, int l)
 {
-	return reinterpret_cast<const float *>(&v)[l];
+	return v.at(l);
 }
 
 static __device__ __forceinline__ cn_vec cn_scale(cn_vec v, const float (&r)[VEC])
 {
-	float *f = reinterpret_cast<float *>(&v);
 #pragma unroll
 	for (int l = 0; l < VEC; l++)
-		f[l] = CN_APPLY(f[l], r[l]);
+		v.set(l, CN_APPLY(v.at(l), r[l]));
 	return v;
 }
 
@@ -63,18 +59,18 @@ static __device__ __forceinline__ float cn_take(float acc, float x)
 }
 
 /* Whether this launch can use VEC-wide accesses. */
-static __device__ __forceinline__ bool cn_vec_ok(const float *x, const float *y,
+static __device__ __forceinline__ bool cn_vec_ok(const real *x, const real *y,
 	long long inner)
 {
 	return VEC == 1 || (inner % VEC == 0 &&
-		reinterpret_cast<unsigned long long>(x) % (VEC * 4) == 0 &&
-		reinterpret_cast<unsigned long long>(y) % (VEC * 4) == 0);
+		reinterpret_cast<unsigned long long>(x) % (VEC * REAL_BYTES) == 0 &&
+		reinterpret_cast<unsigned long long>(y) % (VEC * REAL_BYTES) == 0);
 }
 
 #if defined(VARIANT_regs)
 /* Grid (cdiv(outer*inner, BLOCK*VEC)). */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
+channel_norm_regs(const real *__restrict__ x, real *__restrict__ y,
 	long long outer, long long channels, long long inner, float eps)
 {
 	const long long npos = outer * inner;
@@ -99,7 +95,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 			for (int c = 0; c < CHANNELS; c++)
 				if (c < channels)
-					v[c] = __ldcs(xv + c * sv);
+					v[c] = rv_ldcs(xv + c * sv);
 #pragma unroll
 			for (int c = 0; c < CHANNELS; c++)
 				if (c < channels)
@@ -112,12 +108,12 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 			for (int c = 0; c < CHANNELS; c++)
 				if (c < channels)
-					__stcs(yv + c * sv, cn_scale(v[c], r));
+					rv_stcs(yv + c * sv, cn_scale(v[c], r));
 			return;
 		}
 		/* more channels than registers: sum, then read again */
 		for (long long c = 0; c < channels; c++) {
-			const cn_vec v = __ldg(xv + c * sv);
+			const cn_vec v = rv_ldg(xv + c * sv);
 #pragma unroll
 			for (int l = 0; l < VEC; l++)
 				ss[l] = cn_take(ss[l], cn_lane(v, l));
@@ -126,7 +122,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 		for (int l = 0; l < VEC; l++)
 			r[l] = cn_factor(ss[l], channels, eps);
 		for (long long c = 0; c < channels; c++)
-			__stcs(yv + c * sv, cn_scale(__ldcs(xv + c * sv), r));
+			rv_stcs(yv + c * sv, cn_scale(rv_ldcs(xv + c * sv), r));
 		return;
 	}
 
@@ -149,7 +145,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 			for (int l = 0; l < VEC; l++)
 				if (c < channels && base[l] >= 0)
-					v[l][c] = __ldcs(x + base[l] + c * inner);
+					v[l][c] = real_ldcs(x + base[l] + c * inner);
 #pragma unroll
 		for (int c = 0; c < CHANNELS; c++)
 #pragma unroll
@@ -164,14 +160,14 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 			for (int l = 0; l < VEC; l++)
 				if (c < channels && base[l] >= 0)
-					__stcs(y + base[l] + c * inner, CN_APPLY(v[l][c], r[l]));
+					real_stcs(y + base[l] + c * inner, CN_APPLY(v[l][c], r[l]));
 		return;
 	}
 	for (long long c = 0; c < channels; c++)
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
 			if (base[l] >= 0) {
-				const float v = __ldg(x + base[l] + c * inner);
+				const float v = real_ldg(x + base[l] + c * inner);
 				ss[l] = cn_take(ss[l], v);
 			}
 #pragma unroll
@@ -181,7 +177,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
 			if (base[l] >= 0)
-				__stcs(y + base[l] + c * inner, CN_APPLY(__ldcs(x + base[l] + c * inner), r[l]));
+				real_stcs(y + base[l] + c * inner, CN_APPLY(real_ldcs(x + base[l] + c * inner), r[l]));
 }
 #endif
 
@@ -190,7 +186,7 @@ channel_norm_regs(const float *__restrict__ x, float *__restrict__ y,
  * channels * BLOCK vectors: value c of this thread at [c * BLOCK + tid]
  * (conflict-free). UNROLL loads in flight. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
+channel_norm_smem(const real *__restrict__ x, real *__restrict__ y,
 	long long outer, long long channels, long long inner, float eps)
 {
 	extern __shared__ float4 cn_dyn[];
@@ -216,7 +212,7 @@ channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (c0 + u < channels)
-					v[u] = __ldcs(xv + (c0 + u) * sv);
+					v[u] = rv_ldcs(xv + (c0 + u) * sv);
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (c0 + u < channels) {
@@ -230,7 +226,7 @@ channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
 		for (int l = 0; l < VEC; l++)
 			r[l] = cn_factor(ss[l], channels, eps);
 		for (long long c = 0; c < channels; c++)
-			__stcs(yv + c * sv, cn_scale(buf[c * BLOCK], r));
+			rv_stcs(yv + c * sv, cn_scale(buf[c * BLOCK], r));
 		return;
 	}
 
@@ -251,7 +247,7 @@ channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
 		float v[VEC];
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
-			v[l] = base[l] >= 0 ? __ldcs(x + base[l] + c * inner) : 0.0f;
+			v[l] = base[l] >= 0 ? real_ldcs(x + base[l] + c * inner) : 0.0f;
 #pragma unroll
 		for (int l = 0; l < VEC; l++) {
 			buf[(c * VEC + l) * BLOCK] = v[l];
@@ -265,6 +261,6 @@ channel_norm_smem(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
 			if (base[l] >= 0)
-				__stcs(y + base[l] + c * inner, CN_APPLY(buf[(c * VEC + l) * BLOCK], r[l]));
+				real_stcs(y + base[l] + c * inner, CN_APPLY(buf[(c * VEC + l) * BLOCK], r[l]));
 }
 #endif

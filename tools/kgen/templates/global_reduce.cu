@@ -13,30 +13,28 @@
  * the tiles in double; each block writes its result (double) to a
  * workspace. gr_final: one block combines the SPLIT results in a fixed
  * order and finalizes (in double). gr_apply (apply): streamed. Buffers
- * not aligned to VEC floats (never from cudaMalloc) take the scalar path.
+ * not aligned to VEC values (never from cudaMalloc) take the scalar path.
+ * Tensors are f32, f16 or bf16 in memory (real.cuh), float in registers.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
 #define NIN {{ninputs}}
 #define GR_IDENTITY ({{op_identity}})
 
-#if VEC == 4
-typedef float4 gr_vec;
-#elif VEC == 2
-typedef float2 gr_vec;
-#elif VEC == 1
-typedef float gr_vec;
-#else
-#error "VEC must be 1, 2 or 4"
+#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
+#error "VEC must be 1, 2, 4 or 8"
 #endif
+/* VEC values of the storage type (real.cuh: f32, f16 or bf16 in memory,
+ * float in registers), 16 bytes at most */
+typedef realv<VEC> gr_vec;
 
 static __device__ __forceinline__ bool gr_aligned(const void *p)
 {
-	return reinterpret_cast<unsigned long long>(p) % (VEC * 4) == 0;
+	return reinterpret_cast<unsigned long long>(p) % (VEC * REAL_BYTES) == 0;
 }
 
 static __device__ __forceinline__ float gr_lane(const gr_vec &v, int l)
 {
-	return reinterpret_cast<const float *>(&v)[l];
+	return v.at(l);
 }
 
 /* The op's map over one value of each input (gr_a[k]: input k). */
@@ -91,13 +89,13 @@ static __device__ __forceinline__ double gr_block(double v)
 }
 
 /* One place j of every input, mapped. */
-static __device__ __forceinline__ float gr_at(const float *const (&in)[NIN], long long j)
+static __device__ __forceinline__ float gr_at(const real *const (&in)[NIN], long long j)
 {
 	float a[NIN];
 
 #pragma unroll
 	for (int k = 0; k < NIN; k++)
-		a[k] = in[k][j];
+		a[k] = real_f(in[k][j]);
 	return gr_map(a);
 }
 
@@ -106,7 +104,7 @@ static __device__ __forceinline__ float gr_at(const float *const (&in)[NIN], lon
 extern "C" __global__ void __launch_bounds__(BLOCK)
 gr_partial({{in_params}}, double *__restrict__ part, long long n)
 {
-	const float *const in[NIN] = { {{in_ptrs}} };
+	const real *const in[NIN] = { {{in_ptrs}} };
 	double acc = (double)GR_IDENTITY;
 	bool aligned = true;
 
@@ -128,7 +126,7 @@ gr_partial({{in_params}}, double *__restrict__ part, long long n)
 				if (whole || i + u * BLOCK < nv)
 #pragma unroll
 					for (int k = 0; k < NIN; k++)
-						x[k][u] = __ldcs(reinterpret_cast<const gr_vec *>(in[k]) + i + u * BLOCK);
+						x[k][u] = rv_ldcs(reinterpret_cast<const gr_vec *>(in[k]) + i + u * BLOCK);
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (whole || i + u * BLOCK < nv)
@@ -157,9 +155,20 @@ gr_partial({{in_params}}, double *__restrict__ part, long long n)
 }
 
 /* Grid (1): out[0] = finalize(the combine of the SPLIT results, count):
- * the loss (fold), or the scale gr_apply takes (apply). */
+ * the loss (fold: the task's output), or the scale gr_apply takes (apply:
+ * an f32 workspace). */
+#if defined(VARIANT_apply)
+typedef float gr_final_t;
+#else
+typedef real gr_final_t;
+#endif
+static __device__ __forceinline__ void gr_put(float *p, float v) { *p = v; }
+#if REAL_KIND != 0
+static __device__ __forceinline__ void gr_put(real *p, float v) { *p = real_of(v); }
+#endif
+
 extern "C" __global__ void __launch_bounds__(BLOCK)
-gr_final(const double *__restrict__ part, float *__restrict__ out, long long count)
+gr_final(const double *__restrict__ part, gr_final_t *__restrict__ out, long long count)
 {
 	double acc = (double)GR_IDENTITY;
 
@@ -167,7 +176,7 @@ gr_final(const double *__restrict__ part, float *__restrict__ out, long long cou
 		acc = gr_combine(acc, part[i]);
 	acc = gr_block(acc);
 	if (threadIdx.x == 0)
-		out[0] = (float)gr_finalize(acc, (double)count);
+		gr_put(out, (float)gr_finalize(acc, (double)count));
 }
 
 #if defined(VARIANT_apply)
@@ -179,8 +188,8 @@ static __device__ __forceinline__ float gr_apply_one(float x, float v)
 /* Grid (cdiv(cdiv(n, VEC), BLOCK*UNROLL)), walked from the last tile to the
  * first: the tiles gr_partial read last may still be in L2. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-gr_apply(const float *__restrict__ x, const float *__restrict__ scale,
-	float *__restrict__ y, long long n)
+gr_apply(const real *__restrict__ x, const float *__restrict__ scale,
+	real *__restrict__ y, long long n)
 {
 	const float s = __ldg(scale);
 	const long long tile = (long long)gridDim.x - 1 - blockIdx.x;
@@ -196,23 +205,24 @@ gr_apply(const float *__restrict__ x, const float *__restrict__ scale,
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++)
 			if (whole || i + u * BLOCK < nv)
-				v[u] = __ldcs(xv + i + u * BLOCK);
+				v[u] = rv_ldcs(xv + i + u * BLOCK);
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++)
 			if (whole || i + u * BLOCK < nv) {
-				float *f = reinterpret_cast<float *>(&v[u]);
 #pragma unroll
 				for (int l = 0; l < VEC; l++)
-					f[l] = gr_apply_one(f[l], s);
-				__stcs(yv + i + u * BLOCK, v[u]);
+					v[u].set(l, gr_apply_one(v[u].at(l), s));
+				rv_stcs(yv + i + u * BLOCK, v[u]);
 			}
-		if (tile == 0)
-			for (long long j = nv * VEC + threadIdx.x; j < n; j += BLOCK)
-				y[j] = gr_apply_one(x[j], s);
+		/* the last n % VEC values: fewer than BLOCK */
+		if (tile == 0 && nv * VEC + threadIdx.x < n) {
+			const long long j = nv * VEC + threadIdx.x;
+			y[j] = real_of(gr_apply_one(real_ldg(x + j), s));
+		}
 		return;
 	}
 	for (long long j = tile * BLOCK * UNROLL * VEC + threadIdx.x;
 	     j < n && j < (tile + 1) * BLOCK * UNROLL * VEC; j += BLOCK)
-		y[j] = gr_apply_one(x[j], s);
+		y[j] = real_of(gr_apply_one(real_f(x[j]), s));
 }
 #endif

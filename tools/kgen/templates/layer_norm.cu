@@ -12,18 +12,15 @@
  *       weight and bias are read once.
  * x is read twice (3 passes over the data with the write; a one-pass
  * version needs a grid-wide barrier, which a launch plan cannot promise).
- * Indices are 64-bit; rows whose start is not 16-byte aligned are split
+ * Indices are 64-bit; rows whose start is not vector-aligned are split
  * into a scalar head, whole vectors and a scalar tail. */
 
-#if VEC == 4
-typedef float4 ln_vec;
-#elif VEC == 2
-typedef float2 ln_vec;
-#elif VEC == 1
-typedef float ln_vec;
-#else
-#error "VEC must be 1, 2 or 4"
+#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
+#error "VEC must be 1, 2, 4 or 8"
 #endif
+/* VEC values of the storage type (real.cuh: f32, f16 or bf16 in memory,
+ * float in registers), 16 bytes at most */
+typedef realv<VEC> ln_vec;
 
 static __device__ __forceinline__ double ln_warp_sum(double v)
 {
@@ -59,33 +56,33 @@ static __device__ __forceinline__ void ln_block_sum2(double &a, double &b)
  * x0 the row's first value. The row's whole vectors are split evenly, its
  * head goes to share 0 and its tail to the last. */
 extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-ln_partial(const float *__restrict__ x, double *__restrict__ part, long long rows,
+ln_partial(const real *__restrict__ x, double *__restrict__ part, long long rows,
 	long long cols)
 {
 	const long long row = blockIdx.x / SPLIT;
 	const int share = blockIdx.x % SPLIT;
-	const float *xr = x + row * cols;
+	const real *xr = x + row * cols;
 	const unsigned long long ax = reinterpret_cast<unsigned long long>(xr);
-	long long h = VEC > 1 ? (VEC - (long long)((ax / 4) % VEC)) % VEC : 0;
+	long long h = VEC > 1 ? (VEC - (long long)((ax / REAL_BYTES) % VEC)) % VEC : 0;
 	float s1 = 0.0f, s2 = 0.0f;
 
 	if (row >= rows)
 		return;
 	if (h > cols)
 		h = cols;
-	const float x0 = __ldg(xr);
+	const float x0 = real_ldg(xr);
 	const long long nv = (cols - h) / VEC;
 	const long long v0 = nv * share / SPLIT, v1 = nv * (share + 1) / SPLIT;
 	const ln_vec *xb = reinterpret_cast<const ln_vec *>(xr + h);
 	if (share == 0)
 		for (long long i = threadIdx.x; i < h; i += BLOCK) {
-			const float d = xr[i] - x0;
+			const float d = real_f(xr[i]) - x0;
 			s1 += d;
 			s2 = fmaf(d, d, s2);
 		}
 	if (share == SPLIT - 1)
 		for (long long i = h + nv * VEC + threadIdx.x; i < cols; i += BLOCK) {
-			const float d = xr[i] - x0;
+			const float d = real_f(xr[i]) - x0;
 			s1 += d;
 			s2 = fmaf(d, d, s2);
 		}
@@ -96,13 +93,13 @@ ln_partial(const float *__restrict__ x, double *__restrict__ part, long long row
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++)
 			if (whole || b + u * BLOCK < v1)
-				v[u] = __ldg(xb + b + u * BLOCK);
+				v[u] = rv_ldg(xb + b + u * BLOCK);
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++)
 			if (whole || b + u * BLOCK < v1)
 #pragma unroll
 				for (int l = 0; l < VEC; l++) {
-					const float d = reinterpret_cast<const float *>(&v[u])[l] - x0;
+					const float d = v[u].at(l) - x0;
 					s1 += d;
 					s2 = fmaf(d, d, s2);
 				}
@@ -118,7 +115,7 @@ ln_partial(const float *__restrict__ x, double *__restrict__ part, long long row
 /* Grid (rows): stats[2r] = mean, stats[2r+1] = 1/sqrt(var + eps) of row r
  * (biased variance, as torch), from its SPLIT partial sums. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-ln_stats(const float *__restrict__ x, const double *__restrict__ part,
+ln_stats(const real *__restrict__ x, const double *__restrict__ part,
 	float *__restrict__ stats, long long rows, long long cols, float eps)
 {
 	const long long row = blockIdx.x;
@@ -138,7 +135,7 @@ ln_stats(const float *__restrict__ x, const double *__restrict__ part,
 
 		if (var < 0.0)
 			var = 0.0;
-		stats[2 * row] = (float)((double)x[row * cols] + m);
+		stats[2 * row] = (float)((double)real_f(x[row * cols]) + m);
 		stats[2 * row + 1] = (float)(1.0 / sqrt(var + (double)eps));
 	}
 }
@@ -148,14 +145,14 @@ ln_stats(const float *__restrict__ x, const double *__restrict__ part,
  * need cols % VEC == 0 (every row aligned); otherwise the same columns
  * one value at a time. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-ln_apply(const float *__restrict__ x, const float *__restrict__ w,
-	const float *__restrict__ bias, const float *__restrict__ stats,
-	float *__restrict__ y, long long rows, long long cols)
+ln_apply(const real *__restrict__ x, const real *__restrict__ w,
+	const real *__restrict__ bias, const float *__restrict__ stats,
+	real *__restrict__ y, long long rows, long long cols)
 {
 	const bool vec_ok = VEC == 1 || (cols % VEC == 0 &&
 		((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y) |
 		  reinterpret_cast<unsigned long long>(w) | reinterpret_cast<unsigned long long>(bias)) %
-		 (VEC * 4)) == 0);
+		 (VEC * REAL_BYTES)) == 0);
 
 	if (vec_ok) {
 		const long long nvc = cols / VEC;
@@ -167,8 +164,8 @@ ln_apply(const float *__restrict__ x, const float *__restrict__ w,
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++)
 			if (c0 + u * BLOCK < nvc) {
-				wr[u] = __ldg(wv + c0 + u * BLOCK);
-				br[u] = __ldg(bv + c0 + u * BLOCK);
+				wr[u] = rv_ldg(wv + c0 + u * BLOCK);
+				br[u] = rv_ldg(bv + c0 + u * BLOCK);
 			}
 		for (long long r = 0; r < rows; r++) {
 			const float mean = __ldg(stats + 2 * r), rstd = __ldg(stats + 2 * r + 1);
@@ -179,17 +176,15 @@ ln_apply(const float *__restrict__ x, const float *__restrict__ w,
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (c0 + u * BLOCK < nvc)
-					v[u] = __ldcs(xv + c0 + u * BLOCK);
+					v[u] = rv_ldcs(xv + c0 + u * BLOCK);
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (c0 + u * BLOCK < nvc) {
-					float *f = reinterpret_cast<float *>(&v[u]);
 #pragma unroll
 					for (int l = 0; l < VEC; l++)
-						f[l] = fmaf((f[l] - mean) * rstd,
-							reinterpret_cast<const float *>(&wr[u])[l],
-							reinterpret_cast<const float *>(&br[u])[l]);
-					__stcs(yv + c0 + u * BLOCK, v[u]);
+						v[u].set(l, fmaf((v[u].at(l) - mean) * rstd,
+							wr[u].at(l), br[u].at(l)));
+					rv_stcs(yv + c0 + u * BLOCK, v[u]);
 				}
 		}
 		return;
@@ -200,15 +195,15 @@ ln_apply(const float *__restrict__ x, const float *__restrict__ w,
 #pragma unroll
 	for (int u = 0; u < UNROLL * VEC; u++)
 		if (c0 + u * BLOCK < cols) {
-			wr[u] = __ldg(w + c0 + u * BLOCK);
-			br[u] = __ldg(bias + c0 + u * BLOCK);
+			wr[u] = real_ldg(w + c0 + u * BLOCK);
+			br[u] = real_ldg(bias + c0 + u * BLOCK);
 		}
 	for (long long r = 0; r < rows; r++) {
 		const float mean = __ldg(stats + 2 * r), rstd = __ldg(stats + 2 * r + 1);
 #pragma unroll
 		for (int u = 0; u < UNROLL * VEC; u++)
 			if (c0 + u * BLOCK < cols)
-				y[r * cols + c0 + u * BLOCK] = fmaf((__ldcs(x + r * cols + c0 + u * BLOCK) -
-					mean) * rstd, wr[u], br[u]);
+				y[r * cols + c0 + u * BLOCK] = real_of(fmaf((real_ldcs(x + r * cols +
+					c0 + u * BLOCK) - mean) * rstd, wr[u], br[u]));
 	}
 }

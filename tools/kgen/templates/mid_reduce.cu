@@ -36,21 +36,24 @@
 #define MR_BEATS(p, q) (MR_KEEP > 0 ? (p) > (q) : (p) < (q))
 
 #if defined(VARIANT_thread) || defined(VARIANT_split)
-#if VEC == 4
-typedef float4 mr_vec;
-#elif VEC == 2
-typedef float2 mr_vec;
-#elif VEC == 1
-typedef float mr_vec;
-#else
-#error "VEC must be 1, 2 or 4"
+#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
+#error "VEC must be 1, 2, 4 or 8"
 #endif
+/* VEC values of the storage type (real.cuh: f32, f16 or bf16 in memory,
+ * float in registers), 16 bytes at most */
+typedef realv<VEC> mr_vec;
 #endif
 
+/* An output: an index (i64), or a value of the storage type, rounded from
+ * the float result. */
 #if MR_INDEX
+typedef long long mr_res_t;
 typedef long long mr_out_t;
+static __device__ __forceinline__ mr_out_t mr_out(long long v) { return v; }
 #else
-typedef float mr_out_t;
+typedef float mr_res_t;
+typedef real mr_out_t;
+static __device__ __forceinline__ mr_out_t mr_out(float v) { return real_of(v); }
 #endif
 
 #define MR_NEG_INF __int_as_float(0xff800000)
@@ -101,7 +104,7 @@ static __device__ __forceinline__ mr_acc mr_merge(mr_acc a, mr_acc b)
 #endif
 
 /* The output of one accumulator over n values. */
-static __device__ __forceinline__ mr_out_t mr_result(mr_acc a, long long n)
+static __device__ __forceinline__ mr_res_t mr_result(mr_acc a, long long n)
 {
 #if MR_INDEX
 	return a.k < 0 ? 0 : a.k;
@@ -119,7 +122,7 @@ static __device__ __forceinline__ mr_out_t mr_result(mr_acc a, long long n)
 /* Reduces x[o][r][i] for r in [r0, r1) into acc[0..VEC) for the outputs
  * at flat positions pos[l] (o*inner + i, -1 for none), UNROLL steps of r
  * in flight. vec: the VEC positions are adjacent and aligned. */
-static __device__ __forceinline__ void mr_walk(const float *__restrict__ x,
+static __device__ __forceinline__ void mr_walk(const real *__restrict__ x,
 	long long reduce, long long inner, const long long (&pos)[VEC], bool vec,
 	long long r0, long long r1, mr_acc (&acc)[VEC])
 {
@@ -137,18 +140,18 @@ static __device__ __forceinline__ void mr_walk(const float *__restrict__ x,
 			mr_vec v[UNROLL];
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
-				v[u] = __ldcs(xv + (r + u) * sv);
+				v[u] = rv_ldcs(xv + (r + u) * sv);
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 #pragma unroll
 				for (int l = 0; l < VEC; l++)
-					mr_take(acc[l], reinterpret_cast<const float *>(&v[u])[l], r + u);
+					mr_take(acc[l], v[u].at(l), r + u);
 		}
 		for (; r < r1; r++) {
-			const mr_vec v = __ldcs(xv + r * sv);
+			const mr_vec v = rv_ldcs(xv + r * sv);
 #pragma unroll
 			for (int l = 0; l < VEC; l++)
-				mr_take(acc[l], reinterpret_cast<const float *>(&v)[l], r);
+				mr_take(acc[l], v.at(l), r);
 		}
 		return;
 	}
@@ -160,7 +163,7 @@ static __device__ __forceinline__ void mr_walk(const float *__restrict__ x,
 #pragma unroll
 			for (int l = 0; l < VEC; l++)
 				if (base[l] >= 0)
-					v[u][l] = __ldcs(x + base[l] + (r + u) * inner);
+					v[u][l] = real_ldcs(x + base[l] + (r + u) * inner);
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++)
 #pragma unroll
@@ -172,16 +175,16 @@ static __device__ __forceinline__ void mr_walk(const float *__restrict__ x,
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
 			if (base[l] >= 0)
-				mr_take(acc[l], __ldcs(x + base[l] + r * inner), r);
+				mr_take(acc[l], real_ldcs(x + base[l] + r * inner), r);
 }
 
 /* This thread's VEC output positions for block bx: adjacent when the
  * launch can use vectors (*vec set), else BLOCK apart. */
-static __device__ __forceinline__ void mr_positions(const float *x, long long inner,
+static __device__ __forceinline__ void mr_positions(const real *x, long long inner,
 	long long npos, long long bx, long long (&pos)[VEC], bool &vec)
 {
 	vec = VEC > 1 && inner % VEC == 0 &&
-		reinterpret_cast<unsigned long long>(x) % (VEC * 4) == 0;
+		reinterpret_cast<unsigned long long>(x) % (VEC * REAL_BYTES) == 0;
 #pragma unroll
 	for (int l = 0; l < VEC; l++) {
 		const long long p = vec ? (bx * BLOCK + threadIdx.x) * VEC + l :
@@ -195,7 +198,7 @@ static __device__ __forceinline__ void mr_positions(const float *x, long long in
 #if defined(VARIANT_thread)
 /* Grid (cdiv(outer*inner, BLOCK*VEC)). */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-mid_reduce_thread(const float *__restrict__ x, mr_out_t *__restrict__ out,
+mid_reduce_thread(const real *__restrict__ x, mr_out_t *__restrict__ out,
 	long long outer, long long reduce, long long inner)
 {
 	long long pos[VEC];
@@ -210,7 +213,7 @@ mid_reduce_thread(const float *__restrict__ x, mr_out_t *__restrict__ out,
 #pragma unroll
 	for (int l = 0; l < VEC; l++)
 		if (pos[l] >= 0)
-			out[pos[l]] = mr_result(acc[l], reduce);
+			out[pos[l]] = mr_out(mr_result(acc[l], reduce));
 }
 #endif
 
@@ -218,7 +221,7 @@ mid_reduce_thread(const float *__restrict__ x, mr_out_t *__restrict__ out,
 /* Grid (cdiv(outer*inner, BLOCK*VEC), SPLIT): block y reduces r in
  * [reduce*y/SPLIT, reduce*(y+1)/SPLIT) into pv, pk[y * npos + p]. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-mid_reduce_partial(const float *__restrict__ x, float *__restrict__ pv,
+mid_reduce_partial(const real *__restrict__ x, float *__restrict__ pv,
 	long long *__restrict__ pk, long long outer, long long reduce, long long inner)
 {
 	const long long npos = outer * inner;
@@ -253,7 +256,7 @@ mid_reduce_combine(const float *__restrict__ pv, const long long *__restrict__ p
 		return;
 	for (int s = 0; s < SPLIT; s++)
 		acc = mr_merge(acc, mr_acc{pv[s * npos + p], pk[s * npos + p]});
-	out[p] = mr_result(acc, reduce);
+	out[p] = mr_out(mr_result(acc, reduce));
 }
 #endif
 
@@ -283,16 +286,16 @@ static __device__ __forceinline__ mr_acc mr_pick(mr_acc a, mr_acc b)
  * the sectors that a block's misaligned rows share with its neighbours
  * in L2 for them. */
 #if CACHE_HINT
-#define MR_LOAD(p) __ldcs(p)
+#define MR_LOAD(p) real_ldcs(p)
 #else
-#define MR_LOAD(p) __ldg(p)
+#define MR_LOAD(p) real_ldg(p)
 #endif
 
 #define MR_COLS (32 * COLW)
 
 /* Grid (cdiv(outer*inner, 32 * COLW)), block (32 * COLW * WARPS). */
 extern "C" __global__ void __launch_bounds__(MR_COLS * WARPS)
-mid_reduce_tile(const float *__restrict__ x, mr_out_t *__restrict__ out,
+mid_reduce_tile(const real *__restrict__ x, mr_out_t *__restrict__ out,
 	long long outer, long long reduce, long long inner)
 {
 	__shared__ mr_acc mr_part[WARPS][MR_COLS];
@@ -302,7 +305,7 @@ mid_reduce_tile(const float *__restrict__ x, mr_out_t *__restrict__ out,
 	mr_acc acc = mr_init();
 
 	if (p < npos) {
-		const float *col = x + p / inner * reduce * inner + p % inner;
+		const real *col = x + p / inner * reduce * inner + p % inner;
 		long long r = w;
 
 		for (; r + (long long)(UNROLL - 1) * WARPS < reduce; r += (long long)UNROLL * WARPS) {
@@ -322,7 +325,7 @@ mid_reduce_tile(const float *__restrict__ x, mr_out_t *__restrict__ out,
 	if (w == 0 && p < npos) {
 		for (int i = 1; i < WARPS; i++)
 			acc = mr_pick(acc, mr_part[i][c]);
-		out[p] = mr_result(acc, reduce);
+		out[p] = mr_out(mr_result(acc, reduce));
 	}
 }
 #endif

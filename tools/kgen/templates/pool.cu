@@ -48,12 +48,12 @@
 #define SPAN ((OUTS - 1) * SW + (KW - 1) * DW + 1)
 
 #if defined(VARIANT_direct)
-static __device__ __forceinline__ float pl_load(const float *p)
+static __device__ __forceinline__ float pl_load(const real *p)
 {
 #if CACHE_HINT
-	return __ldcs(p);
+	return real_ldcs(p);
 #else
-	return __ldg(p);
+	return real_ldg(p);
 #endif
 }
 
@@ -105,8 +105,8 @@ static __device__ __forceinline__ float pl_count(long long z0, long long r0, lon
 /* The OUTS outputs from c on of an output row whose windows start at
  * depth z0 and row r0 of plane xp (padded coordinates subtracted), into
  * yp (the row's outputs). */
-static __device__ __forceinline__ void pl_group(const float *__restrict__ xp,
-	float *__restrict__ yp, long long z0, long long r0, long long c,
+static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
+	real *__restrict__ yp, long long z0, long long r0, long long c,
 	long long in_d, long long in_h, long long in_w, long long out_w)
 {
 	const long long c0 = c * SW - PW;
@@ -131,7 +131,7 @@ static __device__ __forceinline__ void pl_group(const float *__restrict__ xp,
 		for (int i = 0; i < KD; i++)
 #pragma unroll
 			for (int j = 0; j < KH; j++) {
-				const float *xr = xp + (z0 + i * DD) * plane + (r0 + j * DH) * in_w + c0;
+				const real *xr = xp + (z0 + i * DD) * plane + (r0 + j * DH) * in_w + c0;
 				float s[SPAN];
 #pragma unroll
 				for (int k = 0; k < SPAN; k++)
@@ -148,9 +148,9 @@ static __device__ __forceinline__ void pl_group(const float *__restrict__ xp,
 			const float n = PL_OVERRIDE > 0 ? (float)PL_OVERRIDE : (float)(KD * KH * KW);
 			const float w = v[o];
 			(void)n;
-			yp[c + o] = PL_FINALIZE(w, n);
+			yp[c + o] = real_of(PL_FINALIZE(w, n));
 #else
-			yp[c + o] = v[o];
+			yp[c + o] = real_of(v[o]);
 #endif
 		}
 		return;
@@ -165,7 +165,7 @@ static __device__ __forceinline__ void pl_group(const float *__restrict__ xp,
 			const long long rj = r0 + j * DH;
 			if (rj < 0 || rj >= in_h)
 				continue;
-			const float *xr = xp + (zi * in_h + rj) * in_w;
+			const real *xr = xp + (zi * in_h + rj) * in_w;
 			float s[SPAN];
 			bool in[SPAN];
 
@@ -190,9 +190,9 @@ static __device__ __forceinline__ void pl_group(const float *__restrict__ xp,
 			const float n = pl_count(z0, r0, c0 + o * SW, in_d, in_h, in_w);
 			const float w = v[o];
 			(void)n;
-			yp[c + o] = PL_FINALIZE(w, n);
+			yp[c + o] = real_of(PL_FINALIZE(w, n));
 #else
-			yp[c + o] = v[o];
+			yp[c + o] = real_of(v[o]);
 #endif
 		}
 }
@@ -202,7 +202,7 @@ static __device__ __forceinline__ void pl_group(const float *__restrict__ xp,
  * whole block: no division per output), and the block's threads walk the
  * row's groups of OUTS outputs BLOCK apart. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-pool_direct(const float *__restrict__ x, float *__restrict__ y, long long planes,
+pool_direct(const real *__restrict__ x, real *__restrict__ y, long long planes,
 	long long in_d, long long in_h, long long in_w,
 	long long out_d, long long out_h, long long out_w)
 {
@@ -210,8 +210,8 @@ pool_direct(const float *__restrict__ x, float *__restrict__ y, long long planes
 
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long r = row % out_h, z = row / out_h % out_d, p = row / out_h / out_d;
-		const float *xp = x + p * in_d * in_h * in_w;
-		float *yp = y + row * out_w;
+		const real *xp = x + p * in_d * in_h * in_w;
+		real *yp = y + row * out_w;
 
 		for (long long c = (long long)threadIdx.x * OUTS; c < out_w; c += (long long)BLOCK * OUTS)
 			pl_group(xp, yp, z * SD - PD, r * SH - PH, c, in_d, in_h, in_w, out_w);
@@ -229,7 +229,7 @@ pool_direct(const float *__restrict__ x, float *__restrict__ y, long long planes
 #error "TH * TW must be a multiple of BLOCK"
 #endif
 
-static __device__ __forceinline__ void pl_tile(const float *__restrict__ x, float *__restrict__ y,
+static __device__ __forceinline__ void pl_tile(const real *__restrict__ x, real *__restrict__ y,
 	float *pl_s, long long b, long long tw, long long th, long long in_d, long long in_h,
 	long long in_w, long long out_d, long long out_h, long long out_w);
 
@@ -242,7 +242,7 @@ static __device__ __forceinline__ void pl_tile(const float *__restrict__ x, floa
  * from there without a branch; each thread keeps OPT outputs' results in
  * registers across the depths. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-pool_tile(const float *__restrict__ x, float *__restrict__ y, long long planes,
+pool_tile(const real *__restrict__ x, real *__restrict__ y, long long planes,
 	long long in_d, long long in_h, long long in_w,
 	long long out_d, long long out_h, long long out_w)
 {
@@ -257,7 +257,7 @@ pool_tile(const float *__restrict__ x, float *__restrict__ y, long long planes,
 }
 
 /* Tile b of pool_tile's grid. */
-static __device__ __forceinline__ void pl_tile(const float *__restrict__ x, float *__restrict__ y,
+static __device__ __forceinline__ void pl_tile(const real *__restrict__ x, real *__restrict__ y,
 	float *pl_s, long long b, long long tw, long long th, long long in_d, long long in_h,
 	long long in_w, long long out_d, long long out_h, long long out_w)
 {
@@ -268,7 +268,7 @@ static __device__ __forceinline__ void pl_tile(const float *__restrict__ x, floa
 	const long long z = b % out_d, p = b / out_d;
 	const long long r0 = bh * TH, c0 = bw * TW;
 	const long long ir0 = r0 * SH - PH, ic0 = c0 * SW - PW;
-	const float *xp = x + p * in_d * in_h * in_w;
+	const real *xp = x + p * in_d * in_h * in_w;
 #if PL_KEEP == 0
 	const float neutral = PL_IDENTITY;
 #else
@@ -284,7 +284,7 @@ static __device__ __forceinline__ void pl_tile(const float *__restrict__ x, floa
 		const long long zi = z * SD - PD + i * DD;
 		if (zi < 0 || zi >= in_d)
 			continue;
-		const float *xz = xp + zi * in_h * in_w;
+		const real *xz = xp + zi * in_h * in_w;
 		__syncthreads();
 		for (int e = threadIdx.x; e < RH * RW; e += BLOCK) {
 			const int rr = e / RW, cc = e % RW;
@@ -292,9 +292,9 @@ static __device__ __forceinline__ void pl_tile(const float *__restrict__ x, floa
 			float s = neutral;
 			if (r >= 0 && r < in_h && c >= 0 && c < in_w) {
 #if CACHE_HINT
-				const float q = __ldcs(xz + r * in_w + c);
+				const float q = real_ldcs(xz + r * in_w + c);
 #else
-				const float q = __ldg(xz + r * in_w + c);
+				const float q = real_ldg(xz + r * in_w + c);
 #endif
 				s = PL_MAP(q);
 			}
@@ -330,9 +330,9 @@ static __device__ __forceinline__ void pl_tile(const float *__restrict__ x, floa
 		const float n = pl_count(z * SD - PD, r * SH - PH, c * SW - PW, in_d, in_h, in_w);
 		const float w = v[o];
 		(void)n;
-		y[((p * out_d + z) * out_h + r) * out_w + c] = PL_FINALIZE(w, n);
+		y[((p * out_d + z) * out_h + r) * out_w + c] = real_of(PL_FINALIZE(w, n));
 #else
-		y[((p * out_d + z) * out_h + r) * out_w + c] = v[o];
+		y[((p * out_d + z) * out_h + r) * out_w + c] = real_of(v[o]);
 #endif
 	}
 }

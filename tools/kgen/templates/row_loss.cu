@@ -14,15 +14,12 @@
  * One read of x: the floor. Rows are aligned per row (scalar head and tail
  * when cols is not a multiple of VEC); indices are 64-bit. */
 
-#if VEC == 4
-typedef float4 rl_vec;
-#elif VEC == 2
-typedef float2 rl_vec;
-#elif VEC == 1
-typedef float rl_vec;
-#else
-#error "VEC must be 1, 2 or 4"
+#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
+#error "VEC must be 1, 2, 4 or 8"
 #endif
+/* VEC values of the storage type (real.cuh: f32, f16 or bf16 in memory,
+ * float in registers), 16 bytes at most */
+typedef realv<VEC> rl_vec;
 
 #define RL_LOG2E 1.4426950408889634f
 #define RL_LN2 0.69314718055994531f
@@ -72,7 +69,7 @@ static __device__ __forceinline__ void rl_add_vec(rl_stat &st, rl_vec v)
 	float a[VEC];
 #pragma unroll
 	for (int l = 0; l < VEC; l++)
-		a[l] = reinterpret_cast<const float *>(&v)[l];
+		a[l] = v.at(l);
 	rl_add(st, a);
 }
 
@@ -99,7 +96,7 @@ static __device__ __forceinline__ double rl_warp_sum(double v)
  * blockIdx.x * RL_ROWS + g. part[blockIdx.x] = the sum of its rows'
  * losses. */
 extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-row_loss_rows(const float *__restrict__ x, const long long *__restrict__ target,
+row_loss_rows(const real *__restrict__ x, const long long *__restrict__ target,
 	double *__restrict__ part, long long rows, long long cols)
 {
 	__shared__ rl_stat rl_warps[BLOCK / 32];
@@ -110,16 +107,16 @@ row_loss_rows(const float *__restrict__ x, const long long *__restrict__ target,
 	float xt = 0.0f;
 
 	if (row < rows) {
-		const float *xr = x + row * cols;
+		const real *xr = x + row * cols;
 
 		/* the target's logit: two dependent loads, issued before the row's
 		 * so their latency hides behind it */
 		if (t == 0) {
 			const long long k = target[row];
-			xt = k >= 0 && k < cols ? xr[k] : __int_as_float(0x7fffffff);
+			xt = k >= 0 && k < cols ? real_f(xr[k]) : __int_as_float(0x7fffffff);
 		}
 		const unsigned long long ax = reinterpret_cast<unsigned long long>(xr);
-		long long h = VEC > 1 ? (VEC - (long long)((ax / 4) % VEC)) % VEC : 0;
+		long long h = VEC > 1 ? (VEC - (long long)((ax / REAL_BYTES) % VEC)) % VEC : 0;
 
 		if (h > cols)
 			h = cols;
@@ -127,11 +124,11 @@ row_loss_rows(const float *__restrict__ x, const long long *__restrict__ target,
 		const rl_vec *xb = reinterpret_cast<const rl_vec *>(xr + h);
 
 		for (long long i = t; i < h; i += RL_GROUP) {
-			const float a[1] = {xr[i]};
+			const float a[1] = {real_f(xr[i])};
 			rl_add(st, a);
 		}
 		for (long long i = h + nv * VEC + t; i < cols; i += RL_GROUP) {
-			const float a[1] = {xr[i]};
+			const float a[1] = {real_f(xr[i])};
 			rl_add(st, a);
 		}
 		for (long long b = t; b < nv; b += (long long)RL_GROUP * UNROLL) {
@@ -141,18 +138,18 @@ row_loss_rows(const float *__restrict__ x, const long long *__restrict__ target,
 				float a[VEC * UNROLL];
 #pragma unroll
 				for (int u = 0; u < UNROLL; u++)
-					v[u] = __ldcs(xb + b + u * RL_GROUP);
+					v[u] = rv_ldcs(xb + b + u * RL_GROUP);
 #pragma unroll
 				for (int u = 0; u < UNROLL; u++)
 #pragma unroll
 					for (int l = 0; l < VEC; l++)
-						a[u * VEC + l] = reinterpret_cast<const float *>(&v[u])[l];
+						a[u * VEC + l] = v[u].at(l);
 				rl_add(st, a);
 			} else {
 #pragma unroll
 				for (int u = 0; u < UNROLL; u++)
 					if (b + u * RL_GROUP < nv)
-						rl_add_vec(st, __ldcs(xb + b + u * RL_GROUP));
+						rl_add_vec(st, rv_ldcs(xb + b + u * RL_GROUP));
 			}
 		}
 	}
@@ -190,7 +187,7 @@ row_loss_rows(const float *__restrict__ x, const long long *__restrict__ target,
 /* Grid (1), BLOCK threads: loss[0] = the sum of the n partial sums / rows,
  * added in a fixed order. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-row_loss_mean(const double *__restrict__ part, float *__restrict__ loss,
+row_loss_mean(const double *__restrict__ part, real *__restrict__ loss,
 	long long n, long long rows)
 {
 	__shared__ double rl_sums[BLOCK / 32];
@@ -206,6 +203,6 @@ row_loss_mean(const double *__restrict__ part, float *__restrict__ loss,
 		sum = 0.0;
 		for (int w = 0; w < BLOCK / 32; w++)
 			sum += rl_sums[w];
-		loss[0] = (float)(sum / (double)rows);
+		loss[0] = real_of((float)(sum / (double)rows));
 	}
 }

@@ -19,7 +19,8 @@
  *   split:   SPLIT blocks per row, two kernels: partial statistics into a
  *            workspace, then each block combines its row's and writes its
  *            share: 3 passes, for few long rows.
- * Rows are not 16-byte aligned when cols is not a multiple of 4: each row
+ * Tensors are f32, f16 or bf16 in memory (real.cuh), float in registers.
+ * Rows are not vector-aligned when cols is not a multiple of VEC: each row
  * has a scalar head up to its first aligned vector and a scalar tail.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
@@ -34,15 +35,11 @@
 namespace cg = cooperative_groups;
 #endif
 
-#if VEC == 4
-typedef float4 rn_vec;
-#elif VEC == 2
-typedef float2 rn_vec;
-#elif VEC == 1
-typedef float rn_vec;
-#else
-#error "VEC must be 1, 2 or 4"
+#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
+#error "VEC must be 1, 2, 4 or 8"
 #endif
+/* VEC values of the storage type (real.cuh): 16 bytes at most */
+typedef realv<VEC> rn_vec;
 
 #ifndef CACHE_HINT
 #define CACHE_HINT 1
@@ -152,10 +149,9 @@ static __device__ __forceinline__ float rn_apply(float x, rn_out o)
 
 static __device__ __forceinline__ rn_vec rn_apply_vec(rn_vec v, rn_out o)
 {
-	float *f = reinterpret_cast<float *>(&v);
 #pragma unroll
 	for (int l = 0; l < VEC; l++)
-		f[l] = rn_apply(f[l], o);
+		v.set(l, rn_apply(v.at(l), o));
 	return v;
 }
 
@@ -190,14 +186,14 @@ static __device__ rn_stat rn_block_reduce(rn_stat st)
 }
 
 /* The vectors of a row: values [h, h + nv*VEC) are nv whole vectors at
- * VEC*4-byte aligned addresses in x and y; [0, h) is the head and the rest
+ * VEC*REAL_BYTES-aligned addresses in x and y; [0, h) is the head and the rest
  * the tail, fewer than VEC values each. When x and y are not aligned alike
  * (never with cudaMalloc'd buffers) everything is head. */
 struct rn_span {
 	long long h, nv;
 };
 
-static __device__ __forceinline__ rn_span rn_body(const float *xr, const float *yr,
+static __device__ __forceinline__ rn_span rn_body(const real *xr, const real *yr,
 	long long cols)
 {
 	const unsigned long long ax = reinterpret_cast<unsigned long long>(xr);
@@ -205,9 +201,9 @@ static __device__ __forceinline__ rn_span rn_body(const float *xr, const float *
 	long long h = 0;
 
 	if (VEC > 1) {
-		if ((ax ^ ay) % (VEC * 4) != 0)
+		if ((ax ^ ay) % (VEC * REAL_BYTES) != 0)
 			return {cols, 0};
-		h = (VEC - (long long)((ax / 4) % VEC)) % VEC;
+		h = (VEC - (long long)((ax / REAL_BYTES) % VEC)) % VEC;
 		if (h > cols)
 			h = cols;
 	}
@@ -222,7 +218,7 @@ static __device__ __forceinline__ void rn_unpack(const rn_vec (&v)[UNROLL],
 	for (int u = 0; u < UNROLL; u++)
 #pragma unroll
 		for (int l = 0; l < VEC; l++)
-			a[u * VEC + l] = reinterpret_cast<const float *>(&v[u])[l];
+			a[u * VEC + l] = v[u].at(l);
 }
 
 static __device__ __forceinline__ void rn_add_vec(rn_stat &st, rn_vec v)
@@ -230,32 +226,32 @@ static __device__ __forceinline__ void rn_add_vec(rn_stat &st, rn_vec v)
 	float a[VEC];
 #pragma unroll
 	for (int l = 0; l < VEC; l++)
-		a[l] = reinterpret_cast<const float *>(&v)[l];
+		a[l] = v.at(l);
 	rn_add(st, a);
 }
 
 /* Adds the row's values outside the body, [0, h) and [h + nv*VEC, cols),
  * read straight from memory. */
-static __device__ __forceinline__ void rn_edges_stat(rn_stat &st, const float *xr,
+static __device__ __forceinline__ void rn_edges_stat(rn_stat &st, const real *xr,
 	rn_span sp, long long cols, bool head, bool tail)
 {
 	if (head)
 		for (long long i = threadIdx.x; i < sp.h; i += BLOCK)
-			rn_add1(st, xr[i]);
+			rn_add1(st, real_f(xr[i]));
 	if (tail)
 		for (long long i = sp.h + sp.nv * VEC + threadIdx.x; i < cols; i += BLOCK)
-			rn_add1(st, xr[i]);
+			rn_add1(st, real_f(xr[i]));
 }
 
-static __device__ __forceinline__ void rn_edges_out(const float *xr, float *yr,
+static __device__ __forceinline__ void rn_edges_out(const real *xr, real *yr,
 	rn_span sp, long long cols, rn_out o, bool head, bool tail)
 {
 	if (head)
 		for (long long i = threadIdx.x; i < sp.h; i += BLOCK)
-			yr[i] = rn_apply(xr[i], o);
+			yr[i] = real_of(rn_apply(real_f(xr[i]), o));
 	if (tail)
 		for (long long i = sp.h + sp.nv * VEC + threadIdx.x; i < cols; i += BLOCK)
-			yr[i] = rn_apply(xr[i], o);
+			yr[i] = real_of(rn_apply(real_f(xr[i]), o));
 }
 
 #if defined(VARIANT_block) || defined(VARIANT_split)
@@ -264,43 +260,25 @@ static __device__ __forceinline__ void rn_edges_out(const float *xr, float *yr,
 static __device__ __forceinline__ rn_vec rn_ld_stream(const rn_vec *p)
 {
 #if CACHE_HINT
-	return __ldcs(p);
+	return rv_ldcs(p);
 #else
-	return __ldg(p);
+	return rv_ldg(p);
 #endif
 }
 
 static __device__ __forceinline__ rn_vec rn_ld_keep(const rn_vec *p)
 {
 #if CACHE_HINT == 2
-	rn_vec v;
-	float *f = reinterpret_cast<float *>(&v);
-#if VEC == 4
-	asm("{\n\t.reg .b64 pol;\n\t"
-	    "createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
-	    "ld.global.nc.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
-	    : "=f"(f[0]), "=f"(f[1]), "=f"(f[2]), "=f"(f[3]) : "l"(p));
-#elif VEC == 2
-	asm("{\n\t.reg .b64 pol;\n\t"
-	    "createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
-	    "ld.global.nc.L2::cache_hint.v2.f32 {%0, %1}, [%2], pol;\n\t}"
-	    : "=f"(f[0]), "=f"(f[1]) : "l"(p));
+	return rv_ld_keep(p);
 #else
-	asm("{\n\t.reg .b64 pol;\n\t"
-	    "createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
-	    "ld.global.nc.L2::cache_hint.f32 %0, [%1], pol;\n\t}"
-	    : "=f"(f[0]) : "l"(p));
-#endif
-	return v;
-#else
-	return __ldg(p);
+	return rv_ldg(p);
 #endif
 }
 
 static __device__ __forceinline__ void rn_st(rn_vec *p, rn_vec v)
 {
 #if CACHE_HINT
-	__stcs(p, v);
+	rv_stcs(p, v);
 #else
 	*p = v;
 #endif
@@ -358,12 +336,12 @@ static __device__ __forceinline__ void rn_out_range(const rn_vec *xb, rn_vec *yb
 #if defined(VARIANT_block)
 /* Grid (rows): block r owns row r. */
 extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-row_norm_block(const float *__restrict__ x, float *__restrict__ y,
+row_norm_block(const real *__restrict__ x, real *__restrict__ y,
 	long long rows, long long cols)
 {
 	const long long row = blockIdx.x;
-	const float *xr = x + row * cols;
-	float *yr = y + row * cols;
+	const real *xr = x + row * cols;
+	real *yr = y + row * cols;
 	const rn_span sp = rn_body(xr, yr, cols);
 	const rn_vec *xb = reinterpret_cast<const rn_vec *>(xr + sp.h);
 	rn_vec *yb = reinterpret_cast<rn_vec *>(yr + sp.h);
@@ -384,12 +362,12 @@ row_norm_block(const float *__restrict__ x, float *__restrict__ y,
  * body's vectors split evenly, the head to share 0 and the tail to the
  * last. Writes its partial statistic to part[b] (two floats). */
 extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-row_norm_partial(const float *__restrict__ x, float *__restrict__ part,
+row_norm_partial(const real *__restrict__ x, float *__restrict__ part,
 	long long rows, long long cols)
 {
 	const long long row = blockIdx.x / SPLIT;
 	const int share = blockIdx.x % SPLIT;
-	const float *xr = x + row * cols;
+	const real *xr = x + row * cols;
 	/* the output is aligned like the input: rn_body needs only x here */
 	const rn_span sp = rn_body(xr, xr, cols);
 	const rn_vec *xb = reinterpret_cast<const rn_vec *>(xr + sp.h);
@@ -409,14 +387,14 @@ row_norm_partial(const float *__restrict__ x, float *__restrict__ part,
 /* Grid (rows*SPLIT): combines the row's SPLIT partial statistics (the
  * first warp, in a fixed order) and writes the block's share. */
 extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-row_norm_apply(const float *__restrict__ x, const float *__restrict__ part,
-	float *__restrict__ y, long long rows, long long cols)
+row_norm_apply(const real *__restrict__ x, const float *__restrict__ part,
+	real *__restrict__ y, long long rows, long long cols)
 {
 	__shared__ rn_stat rn_row;
 	const long long row = blockIdx.x / SPLIT;
 	const int share = blockIdx.x % SPLIT;
-	const float *xr = x + row * cols;
-	float *yr = y + row * cols;
+	const real *xr = x + row * cols;
+	real *yr = y + row * cols;
 	const rn_span sp = rn_body(xr, yr, cols);
 
 	if (row >= rows)
@@ -444,8 +422,8 @@ row_norm_apply(const float *__restrict__ x, const float *__restrict__ part,
 #ifndef TMA
 #define TMA 0
 #endif
-#if TMA && VEC != 4
-#error "TMA moves whole 16-byte vectors: it needs VEC 4"
+#if TMA && VEC * REAL_BYTES != 16
+#error "TMA moves whole 16-byte vectors: it needs VEC * REAL_BYTES 16"
 #endif
 
 /* Bulk copies (the tensor memory accelerator's 1-D form): a chunk of
@@ -477,7 +455,7 @@ static __device__ __forceinline__ bool rn_bar_done(unsigned bar)
  * values each). TMA 1: the share arrives by bulk copies; 2: it also
  * leaves by bulk copies (the output computed in place). */
 extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-row_norm_cluster(const float *__restrict__ x, float *__restrict__ y,
+row_norm_cluster(const real *__restrict__ x, real *__restrict__ y,
 	long long rows, long long cols)
 {
 	extern __shared__ float4 rn_dyn[];
@@ -486,8 +464,8 @@ row_norm_cluster(const float *__restrict__ x, float *__restrict__ y,
 	cg::cluster_group cluster = cg::this_cluster();
 	const unsigned rank = cluster.block_rank();
 	const long long row = blockIdx.x / CLUSTER;
-	const float *xr = x + row * cols;
-	float *yr = y + row * cols;
+	const real *xr = x + row * cols;
+	real *yr = y + row * cols;
 	const rn_span sp = rn_body(xr, yr, cols);
 	const long long v0 = sp.nv * rank / CLUSTER, v1 = sp.nv * (rank + 1) / CLUSTER;
 	const rn_vec *xb = reinterpret_cast<const rn_vec *>(xr + sp.h);
@@ -550,7 +528,7 @@ row_norm_cluster(const float *__restrict__ x, float *__restrict__ y,
 			float a[VEC * UNROLL];
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
-				v[u] = __ldcs(xb + b + u * BLOCK);
+				v[u] = rv_ldcs(xb + b + u * BLOCK);
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				buf[b - v0 + u * BLOCK] = v[u];
@@ -560,7 +538,7 @@ row_norm_cluster(const float *__restrict__ x, float *__restrict__ y,
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (b + u * BLOCK < v1) {
-					v[u] = __ldcs(xb + b + u * BLOCK);
+					v[u] = rv_ldcs(xb + b + u * BLOCK);
 					buf[b - v0 + u * BLOCK] = v[u];
 					rn_add_vec(st, v[u]);
 				}
@@ -597,7 +575,7 @@ row_norm_cluster(const float *__restrict__ x, float *__restrict__ y,
 	}
 #else
 	for (long long b = v0 + threadIdx.x; b < v1; b += BLOCK)
-		__stcs(yb + b, rn_apply_vec(buf[b - v0], o));
+		rv_stcs(yb + b, rn_apply_vec(buf[b - v0], o));
 #endif
 }
 #endif

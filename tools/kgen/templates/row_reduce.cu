@@ -19,15 +19,12 @@
 #error "BLOCK must be a multiple of 32 * WARPS_PER_ROW"
 #endif
 
-#if VEC == 4
-typedef float4 rr_vec;
-#elif VEC == 2
-typedef float2 rr_vec;
-#elif VEC == 1
-typedef float rr_vec;
-#else
-#error "VEC must be 1, 2 or 4"
+#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
+#error "VEC must be 1, 2, 4 or 8"
 #endif
+/* VEC values of the storage type (real.cuh: f32, f16 or bf16 in memory,
+ * float in registers), 16 bytes at most */
+typedef realv<VEC> rr_vec;
 
 /* The terms' maps over one place of every input (rr_a[j]: input j). */
 #define IN(k) rr_a[k]
@@ -136,7 +133,7 @@ static __device__ __forceinline__ double rr_map_row(double x)
 extern "C" __global__ void __launch_bounds__(BLOCK)
 rr_rows({{in_params}}, double *__restrict__ part, long long rows, long long cols)
 {
-	const float *const in[NIN] = { {{in_ptrs}} };
+	const real *const in[NIN] = { {{in_ptrs}} };
 	__shared__ double rr_w[BLOCK / 32][4];
 	__shared__ double rr_r[RR_ROWS];
 	const int lane = threadIdx.x % RR_GROUP, grp = threadIdx.x / RR_GROUP;
@@ -151,7 +148,7 @@ rr_rows({{in_params}}, double *__restrict__ part, long long rows, long long cols
 		bool vec = cols % VEC == 0;
 #pragma unroll
 		for (int j = 0; j < NIN; j++)
-			vec &= reinterpret_cast<unsigned long long>(in[j]) % (VEC * 4) == 0;
+			vec &= reinterpret_cast<unsigned long long>(in[j]) % (VEC * REAL_BYTES) == 0;
 		const long long base = row * cols;
 		if (vec) {
 			const long long nv = cols / VEC;
@@ -163,7 +160,7 @@ rr_rows({{in_params}}, double *__restrict__ part, long long rows, long long cols
 					if (whole || i + u * RR_GROUP < nv)
 #pragma unroll
 						for (int j = 0; j < NIN; j++)
-							v[j][u] = __ldcs(reinterpret_cast<const rr_vec *>(in[j] + base) +
+							v[j][u] = rv_ldcs(reinterpret_cast<const rr_vec *>(in[j] + base) +
 								i + u * RR_GROUP);
 				rr_identity(t);
 #pragma unroll
@@ -174,7 +171,7 @@ rr_rows({{in_params}}, double *__restrict__ part, long long rows, long long cols
 							float a[NIN];
 #pragma unroll
 							for (int j = 0; j < NIN; j++)
-								a[j] = reinterpret_cast<const float *>(&v[j][u])[l];
+								a[j] = v[j][u].at(l);
 							rr_take(t, a);
 						}
 				const double e[4] = { t[0], t[1], t[2], t[3] };
@@ -185,7 +182,7 @@ rr_rows({{in_params}}, double *__restrict__ part, long long rows, long long cols
 				float a[NIN];
 #pragma unroll
 				for (int j = 0; j < NIN; j++)
-					a[j] = in[j][base + i];
+					a[j] = real_f(in[j][base + i]);
 				rr_identity(t);
 				rr_take(t, a);
 				const double e[4] = { t[0], t[1], t[2], t[3] };
@@ -230,7 +227,7 @@ rr_rows({{in_params}}, double *__restrict__ part, long long rows, long long cols
 
 /* Grid (1): out[0] = finalize(the combine of the nparts results, rows). */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-rr_final(const double *__restrict__ part, float *__restrict__ out, long long nparts,
+rr_final(const double *__restrict__ part, real *__restrict__ out, long long nparts,
 	long long rows)
 {
 	__shared__ double rr_w[BLOCK];
@@ -246,6 +243,6 @@ rr_final(const double *__restrict__ part, float *__restrict__ out, long long npa
 			acc = rr_combine(acc, rr_w[i]);
 		const double v = acc, n = (double)rows;
 		(void)n;
-		out[0] = (float)({{op_finalize}});
+		out[0] = real_of((float)({{op_finalize}}));
 	}
 }

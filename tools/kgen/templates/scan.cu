@@ -9,10 +9,11 @@
  *           totals are scanned across the warp by shuffles and the warp
  *           totals in shared memory; a carry passes from chunk to chunk.
  *           Rows whose length is a multiple of 4 (and aligned) are loaded
- *           and stored as float4.
+ *           and stored 4 values at a time.
  *   column: one thread per column walks len in order, UNROLL loads in
  *           flight; consecutive threads on consecutive columns.
- * One read and one write: the floor. Indices are 64-bit. */
+ * One read and one write: the floor. Tensors are f32, f16 or bf16 in
+ * memory (real.cuh), float in registers. Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
 #define SC_MAP(x) ({{op_map}})
 #define SC_COMBINE(a, b) ({{op_combine}})
@@ -28,12 +29,18 @@ static __device__ __forceinline__ float sc_fin(float v, long long n)
 }
 
 #if defined(VARIANT_row)
+/* 4 values at a time, or one */
+typedef realv<4> sc_vec;
 #if CACHE_HINT
-#define SC_LD(p) __ldcs(p)
-#define SC_ST(p, v) __stcs(p, v)
+#define SC_LD4(p) rv_ldcs(p)
+#define SC_ST4(p, v) rv_stcs(p, v)
+#define SC_LD(p) real_ldcs(p)
+#define SC_ST(p, v) real_stcs(p, v)
 #else
-#define SC_LD(p) __ldg(p)
-#define SC_ST(p, v) (*(p) = (v))
+#define SC_LD4(p) rv_ldg(p)
+#define SC_ST4(p, v) (*(p) = (v))
+#define SC_LD(p) real_ldg(p)
+#define SC_ST(p, v) (*(p) = real_of(v))
 #endif
 
 /* The inclusive scan of v across the warp. */
@@ -51,16 +58,16 @@ static __device__ __forceinline__ float sc_warp_scan(float v, int lane)
 /* Grid (outer): block b scans row b of x (inner 1). Logical position j
  * is physical j, or len - 1 - j when reversed. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-scan_row(const float *__restrict__ x, float *__restrict__ y, long long len)
+scan_row(const real *__restrict__ x, real *__restrict__ y, long long len)
 {
 	__shared__ float sc_warps[BLOCK / 32];
 	__shared__ float sc_carry;
 	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-	const float *xr = x + (long long)blockIdx.x * len;
-	float *yr = y + (long long)blockIdx.x * len;
+	const real *xr = x + (long long)blockIdx.x * len;
+	real *yr = y + (long long)blockIdx.x * len;
 	const bool vec = ITEMS % 4 == 0 && len % 4 == 0 &&
-		reinterpret_cast<unsigned long long>(xr) % 16 == 0 &&
-		reinterpret_cast<unsigned long long>(yr) % 16 == 0;
+		reinterpret_cast<unsigned long long>(xr) % (4 * REAL_BYTES) == 0 &&
+		reinterpret_cast<unsigned long long>(yr) % (4 * REAL_BYTES) == 0;
 	float carry = SC_IDENTITY;
 
 	for (long long c0 = 0; c0 < len; c0 += (long long)BLOCK * ITEMS) {
@@ -74,11 +81,10 @@ scan_row(const float *__restrict__ x, float *__restrict__ y, long long len)
 				/* reversed: the logical items j0 + 4q .. + 3 are physical
 				 * len - 1 - j0 - 4q down to len - 4 - j0 - 4q */
 				const long long p = SC_REVERSE ? len - 4 - j0 - 4 * q : j0 + 4 * q;
-				const float4 f = SC_LD(reinterpret_cast<const float4 *>(xr + p));
-				v[4 * q + 0] = SC_REVERSE ? f.w : f.x;
-				v[4 * q + 1] = SC_REVERSE ? f.z : f.y;
-				v[4 * q + 2] = SC_REVERSE ? f.y : f.z;
-				v[4 * q + 3] = SC_REVERSE ? f.x : f.w;
+				const sc_vec f = SC_LD4(reinterpret_cast<const sc_vec *>(xr + p));
+#pragma unroll
+				for (int l = 0; l < 4; l++)
+					v[4 * q + l] = f.at(SC_REVERSE ? 3 - l : l);
 			}
 		} else {
 #pragma unroll
@@ -125,10 +131,11 @@ scan_row(const float *__restrict__ x, float *__restrict__ y, long long len)
 #pragma unroll
 			for (int q = 0; q < ITEMS / 4; q++) {
 				const long long p = SC_REVERSE ? len - 4 - j0 - 4 * q : j0 + 4 * q;
-				const float4 f = SC_REVERSE ?
-					make_float4(out[4 * q + 3], out[4 * q + 2], out[4 * q + 1], out[4 * q]) :
-					make_float4(out[4 * q], out[4 * q + 1], out[4 * q + 2], out[4 * q + 3]);
-				SC_ST(reinterpret_cast<float4 *>(yr + p), f);
+				sc_vec f;
+#pragma unroll
+				for (int l = 0; l < 4; l++)
+					f.set(SC_REVERSE ? 3 - l : l, out[4 * q + l]);
+				SC_ST4(reinterpret_cast<sc_vec *>(yr + p), f);
 			}
 		} else {
 #pragma unroll
@@ -151,7 +158,7 @@ scan_row(const float *__restrict__ x, float *__restrict__ y, long long len)
 #if defined(VARIANT_column)
 /* Grid (cdiv(outer * inner, BLOCK)): thread t scans column t. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-scan_column(const float *__restrict__ x, float *__restrict__ y, long long outer,
+scan_column(const real *__restrict__ x, real *__restrict__ y, long long outer,
 	long long len, long long inner)
 {
 	const long long t = (long long)blockIdx.x * BLOCK + threadIdx.x;
@@ -159,8 +166,8 @@ scan_column(const float *__restrict__ x, float *__restrict__ y, long long outer,
 	if (t >= outer * inner)
 		return;
 	const long long o = t / inner, i = t % inner;
-	const float *xc = x + o * len * inner + i;
-	float *yc = y + o * len * inner + i;
+	const real *xc = x + o * len * inner + i;
+	real *yc = y + o * len * inner + i;
 	float run = SC_IDENTITY;
 
 	for (long long j = 0; j < len; j += UNROLL) {
@@ -169,7 +176,7 @@ scan_column(const float *__restrict__ x, float *__restrict__ y, long long outer,
 		for (int u = 0; u < UNROLL; u++) {
 			const long long q = j + u;
 			if (q < len)
-				v[u] = __ldcs(xc + (SC_REVERSE ? len - 1 - q : q) * inner);
+				v[u] = real_ldcs(xc + (SC_REVERSE ? len - 1 - q : q) * inner);
 		}
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
@@ -177,7 +184,7 @@ scan_column(const float *__restrict__ x, float *__restrict__ y, long long outer,
 			if (q < len) {
 				const float prev = run;
 				run = SC_COMBINE(run, SC_MAP(v[u]));
-				__stcs(yc + (SC_REVERSE ? len - 1 - q : q) * inner,
+				real_stcs(yc + (SC_REVERSE ? len - 1 - q : q) * inner,
 					sc_fin(SC_EXCLUSIVE ? prev : run, q + (SC_EXCLUSIVE ? 0 : 1)));
 			}
 		}

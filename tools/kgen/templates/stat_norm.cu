@@ -16,15 +16,12 @@
  * and aligned buffers, else one value at a time. Indices are 64-bit. */
 #define SN_AFFINE {{affine}}
 
-#if VEC == 4
-typedef float4 sn_vec;
-#elif VEC == 2
-typedef float2 sn_vec;
-#elif VEC == 1
-typedef float sn_vec;
-#else
-#error "VEC must be 1, 2 or 4"
+#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
+#error "VEC must be 1, 2, 4 or 8"
 #endif
+/* VEC values of the storage type (real.cuh: f32, f16 or bf16 in memory,
+ * float in registers), 16 bytes at most */
+typedef realv<VEC> sn_vec;
 
 static __device__ __forceinline__ double sn_warp_sum(double v)
 {
@@ -58,25 +55,25 @@ static __device__ __forceinline__ void sn_block_sum2(double &a, double &b)
 static __device__ __forceinline__ bool sn_vec_ok(const void *p, long long inner)
 {
 	return VEC == 1 || (inner % VEC == 0 &&
-		reinterpret_cast<unsigned long long>(p) % (VEC * 4) == 0);
+		reinterpret_cast<unsigned long long>(p) % (VEC * REAL_BYTES) == 0);
 }
 
 /* Grid (groups * SPLIT): block k sums share k % SPLIT of group k / SPLIT:
  * part[2k] = sum(x - x0), part[2k + 1] = sum((x - x0)^2), x0 the group's
  * first value. Shares are whole vectors of the flat places, split evenly. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-sn_partial(const float *__restrict__ x, double *__restrict__ part, long long outer,
+sn_partial(const real *__restrict__ x, double *__restrict__ part, long long outer,
 	long long groups, long long inner)
 {
 	const long long b = blockIdx.x / SPLIT;
 	const int share = blockIdx.x % SPLIT;
-	const float *xg = x + b * inner;           /* place (a, i): xg[a * groups * inner + i] */
+	const real *xg = x + b * inner;            /* place (a, i): xg[a * groups * inner + i] */
 	const long long stride = groups * inner;
 	float s1 = 0.0f, s2 = 0.0f;
 
 	if (b >= groups)
 		return;
-	const float x0 = __ldg(xg);
+	const float x0 = real_ldg(xg);
 	if (sn_vec_ok(x, inner)) {
 		const long long per = inner / VEC, nv = outer * per;
 		const long long v0 = nv * share / SPLIT, v1 = nv * (share + 1) / SPLIT;
@@ -89,14 +86,14 @@ sn_partial(const float *__restrict__ x, double *__restrict__ part, long long out
 			for (int u = 0; u < UNROLL; u++)
 				if (whole || q + u * BLOCK < v1) {
 					const long long r = q + u * BLOCK;
-					v[u] = __ldg(reinterpret_cast<const sn_vec *>(xg + r / per * stride) + r % per);
+					v[u] = rv_ldg(reinterpret_cast<const sn_vec *>(xg + r / per * stride) + r % per);
 				}
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (whole || q + u * BLOCK < v1)
 #pragma unroll
 					for (int l = 0; l < VEC; l++) {
-						const float d = reinterpret_cast<const float *>(&v[u])[l] - x0;
+						const float d = v[u].at(l) - x0;
 						s1 += d;
 						s2 = fmaf(d, d, s2);
 					}
@@ -106,7 +103,7 @@ sn_partial(const float *__restrict__ x, double *__restrict__ part, long long out
 		const long long j0 = n * share / SPLIT, j1 = n * (share + 1) / SPLIT;
 
 		for (long long j = j0 + threadIdx.x; j < j1; j += BLOCK) {
-			const float d = __ldg(xg + j / inner * stride + j % inner) - x0;
+			const float d = real_ldg(xg + j / inner * stride + j % inner) - x0;
 			s1 += d;
 			s2 = fmaf(d, d, s2);
 		}
@@ -122,7 +119,7 @@ sn_partial(const float *__restrict__ x, double *__restrict__ part, long long out
 /* Grid (cdiv(groups, 128)), 128 threads: stats[2b] = mean, stats[2b + 1] =
  * rstd of group b, from its SPLIT partial sums in order. */
 extern "C" __global__ void __launch_bounds__(128)
-sn_stats(const float *__restrict__ x, const double *__restrict__ part,
+sn_stats(const real *__restrict__ x, const double *__restrict__ part,
 	float *__restrict__ stats, long long outer, long long groups, long long inner, float eps)
 {
 	const long long b = (long long)blockIdx.x * 128 + threadIdx.x;
@@ -140,19 +137,19 @@ sn_stats(const float *__restrict__ x, const double *__restrict__ part,
 
 	if (var < 0.0)
 		var = 0.0;
-	stats[2 * b] = (float)((double)x[b * inner] + m);
+	stats[2 * b] = (float)((double)real_f(x[b * inner]) + m);
 	stats[2 * b + 1] = (float)(1.0 / sqrt(var + (double)eps));
 }
 
 /* One value: place i of group b. */
 static __device__ __forceinline__ float sn_one(float v, float mean, float rstd,
-	const float *__restrict__ w, const float *__restrict__ bias, long long b,
+	const real *__restrict__ w, const real *__restrict__ bias, long long b,
 	long long i, long long inner, long long channels, long long spatial)
 {
 	const float t = (v - mean) * rstd;
 #if SN_AFFINE
 	const long long c = ((b % channels) * inner + i) / spatial;
-	return fmaf(t, __ldg(w + c), __ldg(bias + c));
+	return fmaf(t, real_ldg(w + c), real_ldg(bias + c));
 #else
 	(void)w, (void)bias, (void)b, (void)i, (void)inner, (void)channels, (void)spatial;
 	return t;
@@ -162,9 +159,9 @@ static __device__ __forceinline__ float sn_one(float v, float mean, float rstd,
 /* Grid (capped), grid-stride over every value: VEC adjacent values (of
  * one group, inner % VEC == 0) per step, UNROLL steps BLOCK apart. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-sn_apply(const float *__restrict__ x, const float *__restrict__ w,
-	const float *__restrict__ bias, const float *__restrict__ stats,
-	float *__restrict__ y, long long outer, long long groups, long long inner,
+sn_apply(const real *__restrict__ x, const real *__restrict__ w,
+	const real *__restrict__ bias, const float *__restrict__ stats,
+	real *__restrict__ y, long long outer, long long groups, long long inner,
 	long long channels, long long spatial)
 {
 	const long long n = outer * groups * inner;
@@ -182,18 +179,18 @@ sn_apply(const float *__restrict__ x, const float *__restrict__ w,
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (whole || q + u * BLOCK < nv)
-					v[u] = __ldcs(xv + q + u * BLOCK);
+					v[u] = rv_ldcs(xv + q + u * BLOCK);
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (whole || q + u * BLOCK < nv) {
 					const long long j = (q + u * BLOCK) * VEC;
 					const long long b = j / inner % groups, i = j % inner;
 					const float mean = __ldg(stats + 2 * b), rstd = __ldg(stats + 2 * b + 1);
-					float *f = reinterpret_cast<float *>(&v[u]);
 #pragma unroll
 					for (int l = 0; l < VEC; l++)
-						f[l] = sn_one(f[l], mean, rstd, w, bias, b, i + l, inner, channels, spatial);
-					__stcs(yv + q + u * BLOCK, v[u]);
+						v[u].set(l, sn_one(v[u].at(l), mean, rstd, w, bias, b, i + l,
+							inner, channels, spatial));
+					rv_stcs(yv + q + u * BLOCK, v[u]);
 				}
 		}
 		return;
@@ -201,7 +198,7 @@ sn_apply(const float *__restrict__ x, const float *__restrict__ w,
 	for (long long j = (long long)blockIdx.x * BLOCK + threadIdx.x; j < n;
 	     j += (long long)gridDim.x * BLOCK) {
 		const long long b = j / inner % groups, i = j % inner;
-		y[j] = sn_one(x[j], __ldg(stats + 2 * b), __ldg(stats + 2 * b + 1), w, bias, b, i,
-			inner, channels, spatial);
+		y[j] = real_of(sn_one(real_f(x[j]), __ldg(stats + 2 * b), __ldg(stats + 2 * b + 1),
+			w, bias, b, i, inner, channels, spatial));
 	}
 }

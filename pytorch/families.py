@@ -24,6 +24,10 @@ from trace import VIEWS, COPIES
 
 SKIP = VIEWS | COPIES
 
+# The float types the families store (f32, f16, bf16: real.cuh); a graph
+# serves only if its float tensors share one of them.
+FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+
 
 def lit(v):
     """A CUDA float literal that reads back as PyTorch's fp32 cast of v."""
@@ -136,7 +140,7 @@ def _stat_norm(real, inputs, y, input_of):
     op = ops[0]
     xv = op.args[0]
     out = op.outs[0]
-    if not input_of(xv) or names[0] != input_of(xv) or xv.dtype != torch.float32 or xv.dim() < 2 \
+    if not input_of(xv) or names[0] != input_of(xv) or xv.dtype not in FLOATS or xv.dim() < 2 \
             or skey(out) != skey(y) or out.numel() != y.numel() or not out.is_contiguous():
         return None
 
@@ -187,7 +191,7 @@ def _scan(real, inputs, y):
     def scan_of(op):
         t = op.args[0]
         d = op.args[1] % t.dim() if t.dim() else 0
-        if op.kwargs.get("dtype") not in (None, torch.float32) or t.dtype != torch.float32:
+        if op.kwargs.get("dtype") not in (None,) + FLOATS or t.dtype not in FLOATS:
             return None, None
         return t, d
 
@@ -321,8 +325,8 @@ def _same_shaped(inputs, y, min_dim):
     None."""
     ts = list(inputs.values())
     x = ts[0]
-    if y.dim() != 0 or y.dtype != torch.float32 or x.dim() < min_dim \
-            or any(t.dtype != torch.float32 or list(t.shape) != list(x.shape) or not t.is_contiguous()
+    if y.dim() != 0 or y.dtype not in FLOATS or x.dim() < min_dim \
+            or any(t.dtype not in FLOATS or list(t.shape) != list(x.shape) or not t.is_contiguous()
                    for t in ts):
         return None
     return x
@@ -566,11 +570,11 @@ def pointwise_expr(ops, known, shape):
         if op.name in SKIP:
             src = op.args[0] if op.args else None
             if isinstance(src, torch.Tensor) and skey(src) in known and list(out.shape) == list(shape) \
-                    and list(src.shape) == list(shape) and out.dtype == torch.float32 \
+                    and list(src.shape) == list(shape) and out.dtype in FLOATS \
                     and src.is_contiguous() and out.is_contiguous():
                 known[skey(out)] = known[skey(src)]
             continue
-        if list(out.shape) != list(shape) or out.dtype != torch.float32:
+        if list(out.shape) != list(shape) or out.dtype not in FLOATS:
             continue
         args = []
         ok = True
@@ -620,6 +624,10 @@ def recognise(ops, inputs, outputs):
     if len(outputs) != 1:
         return None, None, "%d outputs (the families write one)" % len(outputs)
     y = outputs[0]
+    floats = {t.dtype for t in list(inputs.values()) + [y] if t.is_floating_point()}
+    if len(floats) > 1:
+        return None, None, "its float tensors are of %s: a family stores one type" % \
+            " and ".join(sorted(str(d).replace("torch.", "") for d in floats))
     names = {skey(t): n for n, t in inputs.items()}
     real = _real(ops)
     origin = _Origins(inputs)
@@ -629,7 +637,7 @@ def recognise(ops, inputs, outputs):
         return origin.get(t) if t.is_contiguous() else None
 
     # Elementwise: the output is a pointwise expression of same-shaped inputs.
-    if y.dtype == torch.float32 and all(t.dtype == torch.float32 for t in inputs.values()):
+    if y.dtype in FLOATS and all(t.dtype in FLOATS for t in inputs.values()):
         known = {skey(t): n for n, t in inputs.items() if list(t.shape) == list(y.shape)}
         known = pointwise_expr(ops, known, y.shape)
         if skey(y) in known and known[skey(y)] not in inputs and real:
@@ -679,8 +687,8 @@ def recognise(ops, inputs, outputs):
                                   "rows": _dims(x, range(x.dim() - n_norm)),
                                   "cols": _dims(x, range(x.dim() - n_norm, x.dim()))}, None
     if xname and len(real) == 1 and y is first.outs[0] and first.name in MID_REDUCE \
-            and len(first.args) > 1 and x.dtype == torch.float32 and x.dim() >= 1 \
-            and y.dtype == (torch.int64 if first.name.startswith("aten.arg") else torch.float32) \
+            and len(first.args) > 1 and x.dtype in FLOATS and x.dim() >= 1 \
+            and (y.dtype == torch.int64 if first.name.startswith("aten.arg") else y.dtype in FLOATS) \
             and not first.kwargs.get("dtype") and not (len(first.args) > 3 and first.args[3] is not None):
         dims = first.args[1]
         d = dims[0] if isinstance(dims, (list, tuple)) and len(dims) == 1 else dims
@@ -713,7 +721,7 @@ def recognise(ops, inputs, outputs):
     sc = _scan(real, inputs, y)
     if sc:
         return "scan", sc, None
-    if xname and len(real) == 1 and first.name in POOLS and x.dtype == torch.float32:
+    if xname and len(real) == 1 and first.name in POOLS and x.dtype in FLOATS:
         p = _pool(first, x, y)
         if p:
             return "pool", p, None

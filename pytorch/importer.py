@@ -26,8 +26,13 @@ torch = torch_modules()
 from trace import Trace, flop_terms, skey, RANDOM, VIEWS, COPIES  # noqa: E402
 import families  # noqa: E402
 
-DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.int32: "i32"}
-BYTES = {"f32": 4, "f64": 8, "i32": 4, "i64": 8}
+DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
+          torch.int64: "i64", torch.int32: "i32"}
+BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i32": 4, "i64": 8}
+# The unit roundoff of the 2-byte float types (half an ulp of 1), and
+# their smallest subnormal (the ulp of values near 0).
+ROUNDOFF = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+TINIEST = {"f16": 2.0 ** -24, "bf16": 2.0 ** -133}
 # A check size set runs for real on the CPU, in fp32 and float64, at
 # three seeds: these bound its cost.
 CHECK_MAX_ELEMENTS = 4_000_000
@@ -453,9 +458,19 @@ def evaluate_randint_bounds(spec, sizes):
     return d
 
 
+def half_type(task):
+    """The task's 2-byte float type ("f16", "bf16"), or None."""
+    for t in task["inputs"] + task["outputs"]:
+        if t["dtype"] in ROUNDOFF:
+            return t["dtype"]
+    return None
+
+
 def trials(problem, task, sets):
     """(sizes, tensors, fp32 outputs, float64 outputs) at every check set
-    and seed, on the CPU, on inputs drawn as the task says."""
+    and seed, on the CPU, on inputs drawn as the task says (for a task of
+    f16 or bf16 floats, drawn in its type and then widened: the oracle's
+    fp32 forward on the 2-byte inputs)."""
     for k, sizes in enumerate(sets[1:], start=1):
         ns = problem.namespace({n: sizes[n] for n in task["reference"]["sizes"]})
         for seed in SEEDS:
@@ -614,7 +629,8 @@ def import_file(path, into):
         if isinstance(a, torch.Tensor):
             dt = DTYPES.get(a.dtype)
             if not dt:
-                raise Refused("input %s is %s (htam serves f32, f64, i32, i64)" % (name, a.dtype))
+                raise Refused("input %s is %s (htam serves f32, f64, f16, bf16, i32, i64)"
+                              % (name, a.dtype))
             n = uniq(name)
             d, note = prov.get(skey(a), (None, None))
             if d is None:
@@ -729,7 +745,7 @@ def import_file(path, into):
         if zero and all(DTYPES[o.dtype].startswith("f") for o in base.outs):
             raise Refused("the output is all zeros at every check size: a kernel writing zeros "
                           "would pass")
-        task["tolerance"] = tolerance(l2, el, runs, base, fam)
+        task["tolerance"] = tolerance(l2, el, runs, base, fam, half_type(task))
         if all(o["dtype"].startswith("i") for o in outputs):
             task["tolerance"] = {"atol": 0, "rtol": 0, "rel_l2": 0, "atol_rms": 0,
                                  "why": "integer outputs must match the oracle's exactly"}
@@ -803,13 +819,18 @@ def _dim_at(run, base, t, axis):
     raise Refused("internal: a dimension the family names is not found at other sizes")
 
 
-def tolerance(l2, el, runs, base, fam):
+def tolerance(l2, el, runs, base, fam, half=None):
     """The tolerance policy: the fp32 forward's worst errors against
     float64 at the check sizes, grown with the square root of how much
     deeper the benchmark size's sums are (flops per output element), times
     a margin of 8, with floors (1e-5; 5e-5 where a matrix product or a
     convolution may run on tensor cores) and never above 1e-2 (an output
-    that needs more is refused)."""
+    that needs more is refused). A task of f16 or bf16 floats is answered
+    by the oracle in fp32 on its 2-byte inputs, rounded once into its
+    outputs; a kernel computing in fp32 and rounding once may round the
+    other way, so the floors are two units of roundoff, 2u, and atol one ulp
+    of the type's subnormals (f16's are 6e-8: a softmax of a long row
+    reaches them)."""
     def depth(r):
         f = sum(c * math.prod(d) for c, d in r.terms())
         n = sum(int(o.numel()) for o in r.outs)
@@ -821,9 +842,11 @@ def tolerance(l2, el, runs, base, fam):
                               "aten.baddbmm.default", "aten.convolution.default")
                    or o.name.startswith("aten._scaled_dot_product") for o in base.forward.ops)
     floor = 5e-5 if products else 1e-5
+    if half:
+        floor = max(floor, 2 * ROUNDOFF[half])
     rel_l2 = max(MARGIN * grow * l2, floor)
     atol_rms = max(MARGIN * grow * el, floor)
-    if rel_l2 > 1e-2 or atol_rms > 1e-1:
+    if rel_l2 > max(1e-2, floor) or atol_rms > 1e-1:
         raise Refused("fp32 against float64 errs %.2g (relative L2) at the check sizes, "
                       "%.3g once grown to the benchmark size: too imprecise to verify" % (l2, rel_l2))
     rtol = floor
@@ -833,7 +856,12 @@ def tolerance(l2, el, runs, base, fam):
            "%g, floors %g; atol_rms is in units of the reference output's rms"
            % (len(SEEDS), l2, el, runs and depth(runs[0]), max(depth(r) for r in runs[1:]), grow,
               MARGIN, floor))
-    return {"atol": 0, "atol_rms": _round(atol_rms), "rtol": rtol, "rel_l2": _round(rel_l2), "why": why}
+    atol = 0
+    if half:
+        atol = TINIEST[half]
+        why += ("; the oracle answers in fp32 on the %s inputs, rounded once (floors 2u = %g), "
+                "and atol is one ulp of %s's subnormals" % (half, floor, half))
+    return {"atol": atol, "atol_rms": _round(atol_rms), "rtol": rtol, "rel_l2": _round(rel_l2), "why": why}
 
 
 def _round(x):

@@ -1,0 +1,24 @@
+# A problem file of our own, in KernelBench's form: a masked fill whose mask
+# is torch.bool, a dtype htam does not serve (refused).
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """x where mask is set, else 0."""
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, mask):
+        return x * mask
+
+
+n = 1024
+
+
+def get_inputs():
+    return [torch.randn(n, n), torch.randn(n, n) > 0]
+
+
+def get_init_inputs():
+    return []

@@ -20,6 +20,9 @@ SAMPLE=(level1/19_ReLU.py level1/23_Softmax.py level1/40_LayerNorm.py
 setup_file() {
 	export HTAM_CACHE=$BATS_FILE_TMPDIR/cache
 	local files=("$ROOT"/tests/data/problems/*.py) f
+	# the bf16 cumsum as f16 too
+	sed 's/bfloat16/float16/g' "$ROOT/tests/data/problems/cumsum_bf16.py" >"$BATS_FILE_TMPDIR/cumsum_as_f16.py"
+	files+=("$BATS_FILE_TMPDIR/cumsum_as_f16.py")
 	for f in "${SAMPLE[@]}"; do
 		[[ -f $KB/$f ]] && files+=("$KB/$f")
 	done
@@ -58,6 +61,23 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	"$ROOT/tests/gpu/data/gate/mkgate" "$I"/*/ | kcompile | kbench -q >out.jsonl
 	jq -c 'select(.bench.status == "ok") | {t: .task.id, g: .candidate.id}' out.jsonl >&3
 	jq -se 'length >= 3 and all(.[]; .bench.status == "incorrect")' out.jsonl
+}
+
+@test "2-byte floats: a cumsum that keeps its running sum in bf16 or f16 (as PyTorch's CUDA kernel does) is incorrect, as is one two ulps off; the same loop in fp32 is ok" {
+	for t in cumsum_bf16 cumsum_as_f16; do
+		[[ -d $I/$t ]] || continue
+		f16=$([[ $t == *_as_f16 ]] && echo 1 || echo 0)
+		for k in scan_right scan_in_half scan_two_ulps; do
+			ktask "$I/$t" | jq -c --rawfile src "$ROOT/tests/gpu/data/half/half.cu" --arg k "$k" --argjson f16 "$f16" \
+				'.candidate = {id: ($k + "-" + .task.id), source: $src, defines: {F16: $f16}, generator: "test",
+				 launch: {launches: [{kernel: $k, grid: ["cdiv(batch, 128)"], block: [128],
+				 args: ["x", "y", "i64:batch", "i64:dim"]}]}}'
+		done
+	done | kcompile | kbench -q >out.jsonl
+	jq -c '{t: .task.id, k: .candidate.id, st: .bench.status, why: .bench.reason}' out.jsonl >&3
+	[ "$(wc -l <out.jsonl)" -ge 3 ]
+	jq -se 'all(.[]; (.candidate.id | startswith("scan_right")) == (.bench.status == "ok"))' out.jsonl
+	jq -se 'all(.[]; .bench.status == "ok" or .bench.status == "incorrect")' out.jsonl
 }
 
 @test "the oracle (fp32 on the GPU) agrees with float64 PyTorch within each task's tolerance" {

@@ -1,23 +1,41 @@
 
 // The null-kernel gate (tests/gpu/data/gate/mkgate): kernels that must never
 // pass a task's checks, appended to the task's reference source. dtype
-// codes as kbench's: f32 0, f64 1, i32 2, i64 3.
+// codes as kbench's: f32 0, f64 1, i32 2, i64 3, f16 4, bf16 5.
 __device__ static double gate_load(const void *p, long long i, int dt)
 {
+	unsigned short h;
+	float f;
+
 	switch (dt) {
 	case 0: return ((const float *)p)[i];
 	case 1: return ((const double *)p)[i];
 	case 2: return ((const int *)p)[i];
+	case 4:
+		h = ((const unsigned short *)p)[i];
+		asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+		return f;
+	case 5: return __uint_as_float((unsigned)((const unsigned short *)p)[i] << 16);
 	default: return (double)((const long long *)p)[i];
 	}
 }
 
 __device__ static void gate_store(void *p, long long i, int dt, double v)
 {
+	unsigned short h;
+
 	switch (dt) {
 	case 0: ((float *)p)[i] = (float)v; break;
 	case 1: ((double *)p)[i] = v; break;
 	case 2: ((int *)p)[i] = (int)llrint(v); break;
+	case 4:
+		asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"((float)v));
+		((unsigned short *)p)[i] = h;
+		break;
+	case 5:
+		asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"((float)v));
+		((unsigned short *)p)[i] = h;
+		break;
 	default: ((long long *)p)[i] = llrint(v);
 	}
 }

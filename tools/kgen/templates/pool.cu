@@ -17,6 +17,12 @@
  *   tile:   a block per TH x TW outputs of one plane and depth: the input
  *           rows and columns they read are staged in shared memory once
  *           per depth, coalesced, and every window folds from there.
+ *   walk:   a thread per OUTS adjacent outputs of TH adjacent output rows
+ *           (one plane and depth): each input row the TH rows' windows
+ *           reach is loaded once (its span, KD depths) and folded along w
+ *           into OUTS partials held in registers; each output then folds
+ *           its KH rows' partials. Overlapping windows (stride below the
+ *           kernel) share both their columns and their rows' loads.
  * One read of x (overlapping windows hit L1) and one write: the floor.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
@@ -47,7 +53,7 @@
 /* the span along w of a direct thread's OUTS windows */
 #define SPAN ((OUTS - 1) * SW + (KW - 1) * DW + 1)
 
-#if defined(VARIANT_direct)
+#if defined(VARIANT_direct) || defined(VARIANT_walk)
 static __device__ __forceinline__ float pl_load(const real *p)
 {
 #if CACHE_HINT
@@ -334,6 +340,139 @@ static __device__ __forceinline__ void pl_tile(const real *__restrict__ x, real 
 #else
 		y[((p * out_d + z) * out_h + r) * out_w + c] = real_of(v[o]);
 #endif
+	}
+}
+#endif
+
+#if defined(VARIANT_walk)
+/* The input rows TH output rows' windows reach, from the first one's. */
+#define RHW ((TH - 1) * SH + (KH - 1) * DH + 1)
+
+/* Whether input row q (of RHW) is in some window: t * SH + j * DH == q. */
+static __device__ __forceinline__ constexpr bool pl_used(int q)
+{
+	for (int t = 0; t < TH; t++)
+		for (int j = 0; j < KH; j++)
+			if (t * SH + j * DH == q)
+				return true;
+	return false;
+}
+
+/* The op's neutral value: its identity, or -inf / +inf. */
+static __device__ __forceinline__ float pl_neutral()
+{
+#if PL_KEEP == 0
+	return PL_IDENTITY;
+#else
+	return PL_KEEP > 0 ? __int_as_float(0xff800000) : __int_as_float(0x7f800000);
+#endif
+}
+
+/* Folds a partial result p (already mapped) into v. */
+static __device__ __forceinline__ void pl_merge(float &v, float p)
+{
+#if PL_KEEP == 0
+	v = PL_COMBINE(v, p);
+#else
+	if (PL_BEATS(p, v) || (p != p && v == v))
+		v = p;
+#endif
+}
+
+/* Grid (capped): the blocks walk (plane and depth, group of TH output rows,
+ * group of BLOCK * OUTS output columns) with a grid stride, the place
+ * found once per block; thread t of a block takes the OUTS columns from
+ * (group * BLOCK + t) * OUTS. */
+/* (min blocks 1: with BLOCK alone ptxas aims at 64 registers for the
+ * small blocks and spills the partials; the plan's constraint bounds them) */
+extern "C" __global__ void __launch_bounds__(BLOCK, 1)
+pool_walk(const real *__restrict__ x, real *__restrict__ y, long long planes,
+	long long in_d, long long in_h, long long in_w,
+	long long out_d, long long out_h, long long out_w)
+{
+	/* block places in 32 bits (the plan's constraint: fewer than 2^32),
+	 * whose division is inline, not a call */
+	const unsigned ncb = (unsigned)((out_w + (long long)BLOCK * OUTS - 1) / ((long long)BLOCK * OUTS));
+	const unsigned nrt = (unsigned)((out_h + TH - 1) / TH);
+	const unsigned nb = (unsigned)(planes * out_d) * nrt * ncb;
+
+	for (unsigned b = blockIdx.x; b < nb; b += gridDim.x) {
+		const unsigned cb = b % ncb, rt = b / ncb % nrt, pz = b / ncb / nrt;
+		const unsigned z = pz % (unsigned)out_d, p = pz / (unsigned)out_d;
+		const long long c = ((long long)cb * BLOCK + threadIdx.x) * OUTS;
+		if (c >= out_w)
+			continue;
+		const real *xp = x + (long long)p * in_d * in_h * in_w;
+		real *yp = y + ((long long)pz * out_h + (long long)rt * TH) * out_w;
+		/* (signed: the padding takes them below 0) */
+		const long long z0 = (long long)z * SD - PD, r0 = (long long)rt * TH * SH - PH;
+		const long long c0 = (long long)c * SW - PW;
+		/* every column of the group's span inside x: no check per value */
+		const bool inner_w = c0 >= 0 && c0 + SPAN <= in_w;
+		float h[RHW][OUTS];
+
+#pragma unroll
+		for (int q = 0; q < RHW; q++) {
+#pragma unroll
+			for (int o = 0; o < OUTS; o++)
+				h[q][o] = pl_neutral();
+			const long long rq = r0 + q;
+			if (!pl_used(q))
+				continue;
+			/* (a row outside x skips each depth, not the row at once:
+			 * that continue cost ptxas a stack frame) */
+			const bool row_in = rq >= 0 && rq < in_h;
+#pragma unroll
+			for (int i = 0; i < KD; i++) {
+				const long long zi = z0 + i * DD;
+				if (!row_in || zi < 0 || zi >= in_d)
+					continue;
+				const real *xr = xp + (zi * in_h + rq) * in_w + c0;
+				float s[SPAN];
+				bool in[SPAN];
+#pragma unroll
+				for (int k = 0; k < SPAN; k++) {
+					in[k] = inner_w || (c0 + k >= 0 && c0 + k < in_w);
+					s[k] = in[k] ? pl_load(xr + k) : 0.0f;
+				}
+#pragma unroll
+				for (int o = 0; o < OUTS; o++)
+#pragma unroll
+					for (int k = 0; k < KW; k++)
+						if (in[o * SW + k * DW])
+							pl_take(h[q][o], s[o * SW + k * DW]);
+			}
+		}
+		/* each output: its KH rows' partials */
+		const bool inner_d = z0 >= 0 && z0 + (KD - 1) * DD < in_d;
+#pragma unroll
+		for (int t = 0; t < TH; t++) {
+			/* (continue, not break: a break out of the unrolled loop
+			 * costs ptxas a stack frame) */
+			if ((long long)rt * TH + t >= out_h)
+				continue;
+			const long long rs = r0 + t * SH;
+			const bool inner = inner_w && inner_d && rs >= 0 && rs + (KH - 1) * DH < in_h;
+#pragma unroll
+			for (int o = 0; o < OUTS; o++) {
+				if (c + o >= out_w)
+					continue;
+				float v = pl_neutral();
+#pragma unroll
+				for (int j = 0; j < KH; j++)
+					pl_merge(v, h[t * SH + j * DH][o]);
+#if PL_KEEP == 0
+				const float n = inner ? (PL_OVERRIDE > 0 ? (float)PL_OVERRIDE : (float)(KD * KH * KW))
+					: pl_count(z0, rs, c0 + o * SW, in_d, in_h, in_w);
+				const float w = v;
+				(void)n;
+				yp[t * out_w + c + o] = real_of(PL_FINALIZE(w, n));
+#else
+				(void)inner;
+				yp[t * out_w + c + o] = real_of(v);
+#endif
+			}
+		}
 	}
 }
 #endif

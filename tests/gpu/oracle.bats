@@ -67,16 +67,19 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	for t in cumsum_bf16 cumsum_as_f16; do
 		[[ -d $I/$t ]] || continue
 		f16=$([[ $t == *_as_f16 ]] && echo 1 || echo 0)
-		for k in scan_right scan_in_half scan_two_ulps; do
-			ktask "$I/$t" | jq -c --rawfile src "$ROOT/tests/gpu/data/half/half.cu" --arg k "$k" --argjson f16 "$f16" \
-				'.candidate = {id: ($k + "-" + .task.id), source: $src, defines: {F16: $f16}, generator: "test",
+		# name kernel extra-args
+		for k in "right scan_fp32 i32:0" "in_half scan_in_half" "two_ulps scan_fp32 i32:2"; do
+			read -r name kernel extra <<<"$k"
+			ktask "$I/$t" | jq -c --rawfile src "$ROOT/tests/gpu/data/half/half.cu" --arg n "$name" \
+				--arg k "$kernel" --arg extra "$extra" --argjson f16 "$f16" \
+				'.candidate = {id: ($n + "-" + .task.id), source: $src, defines: {F16: $f16}, generator: "test",
 				 launch: {launches: [{kernel: $k, grid: ["cdiv(batch, 128)"], block: [128],
-				 args: ["x", "y", "i64:batch", "i64:dim"]}]}}'
+				 args: (["x", "y", "i64:batch", "i64:dim"] + ($extra | split(" ") | map(select(. != ""))))}]}}'
 		done
 	done | kcompile | kbench -q >out.jsonl
 	jq -c '{t: .task.id, k: .candidate.id, st: .bench.status, why: .bench.reason}' out.jsonl >&3
 	[ "$(wc -l <out.jsonl)" -ge 3 ]
-	jq -se 'all(.[]; (.candidate.id | startswith("scan_right")) == (.bench.status == "ok"))' out.jsonl
+	jq -se 'all(.[]; (.candidate.id | startswith("right-")) == (.bench.status == "ok"))' out.jsonl
 	jq -se 'all(.[]; .bench.status == "ok" or .bench.status == "incorrect")' out.jsonl
 }
 

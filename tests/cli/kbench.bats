@@ -157,7 +157,7 @@ $bad
 }
 
 @test "an invalid task is malformed (65) and names the field" {
-	run --separate-stderr kbench -q <<<"$(jq -c '.task.inputs[0].dtype = "f16"' <<<"$rec")"
+	run --separate-stderr kbench -q <<<"$(jq -c '.task.inputs[0].dtype = "f8"' <<<"$rec")"
 	[ "$status" -eq 65 ]
 	[[ $stderr == 'kbench: line 1: '*'dtype'* ]]
 }

@@ -208,8 +208,10 @@ test_render_inputs(void **unused)
 	assert_non_null(fam = rules_family_load(TOY, "elementwise", err, sizeof(err)));
 	assert_non_null(c = rules_render(fam, task, "plain", NULL, err, sizeof(err)));
 	src = json_string_value(json_object_get(c, "source"));
-	assert_non_null(strstr(src, "ew(const float *__restrict__ in0, "
-		"const float *__restrict__ in1, float *out"));
+	/* the float inputs are of the task's storage type (real.cuh: f32 here) */
+	assert_non_null(strstr(src, "#define REAL_KIND 0\n"));
+	assert_non_null(strstr(src, "ew(const real *__restrict__ in0, "
+		"const real *__restrict__ in1, float *out"));
 	assert_non_null(strstr(src, "in[2] = { in0, in1 }"));
 	assert_non_null(strstr(src, "[[maybe_unused]] const float x = IN(0); "
 		"[[maybe_unused]] const float z = IN(1);"));
@@ -217,6 +219,23 @@ test_render_inputs(void **unused)
 	assert_json(json_object_get(json_array_get(json_object_get(json_object_get(c,
 		"launch"), "launches"), 0), "args"), "[\"x\",\"z\",\"y\",\"i64:(n)\"]");
 	json_decref(c);
+	/* bf16 tensors: REAL_KIND 2, two bytes */
+	json_object_set_new(json_array_get(json_object_get(task, "inputs"), 0), "dtype",
+		json_string("bf16"));
+	json_object_set_new(json_array_get(json_object_get(task, "inputs"), 1), "dtype",
+		json_string("bf16"));
+	json_object_set_new(json_array_get(json_object_get(task, "outputs"), 0), "dtype",
+		json_string("bf16"));
+	assert_non_null(c = rules_render(fam, task, "plain", NULL, err, sizeof(err)));
+	src = json_string_value(json_object_get(c, "source"));
+	assert_non_null(strstr(src, "#define REAL_KIND 2\n#define REAL_BYTES 2\n"));
+	json_decref(c);
+	/* an integer input cannot be read as a float */
+	json_object_set_new(json_array_get(json_object_get(task, "inputs"), 1), "dtype",
+		json_string("i64"));
+	assert_null(rules_render(fam, task, "plain", NULL, err, sizeof(err)));
+	assert_string_equal(err, "{{in_params}}: input z is an integer; this template reads "
+		"every input as a float");
 	json_decref(fam);
 	json_decref(task);
 }

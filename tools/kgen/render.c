@@ -151,7 +151,7 @@ placeholder(const json_t *task, const char *variant, const char *name,
 				"families (f32, f16, bf16)", name);
 			return NULL;
 		}
-		if (name[5] == 'b')
+		if (strcmp(name, "real_bytes") == 0)
 			return xasprintf("%zu", dtype_size(dt));
 		return xstrdup(dt == DT_F16 ? "1" : dt == DT_BF16 ? "2" : "0");
 	}

@@ -217,10 +217,21 @@ gpu_unlock(void)
 		flock(G.lock_fd, LOCK_UN);
 }
 
+/* The bytes past used in the last word: guard (GUARD_WORD's bytes). */
+static int
+dbuf_pad(const struct dbuf *b)
+{
+	if (b->used < b->bytes)
+		CK(cu.cuMemsetD8Async(b->ptr + b->used, GUARD_WORD & 0xFF, b->bytes - b->used,
+			G.stream));
+	return 0;
+}
+
 int
 dbuf_alloc(struct dbuf *b, size_t bytes)
 {
 	CUresult r;
+	size_t used = bytes;
 	bytes = (bytes + 3) & ~(size_t)3;
 	memset(b, 0, sizeof *b);
 	while ((r = cu.cuMemAlloc(&b->base, bytes + 2 * GUARD))
@@ -234,9 +245,10 @@ dbuf_alloc(struct dbuf *b, size_t bytes)
 	CK(r);
 	b->ptr = b->base + GUARD;
 	b->bytes = bytes;
+	b->used = used;
 	CK(cu.cuMemsetD32Async(b->base, GUARD_WORD, GUARD / 4, G.stream));
 	CK(cu.cuMemsetD32Async(b->ptr + bytes, GUARD_WORD, GUARD / 4, G.stream));
-	return 0;
+	return dbuf_pad(b);
 }
 
 void
@@ -251,7 +263,7 @@ int
 dbuf_poison(const struct dbuf *b, unsigned pattern)
 {
 	CK(cu.cuMemsetD32Async(b->ptr, pattern, b->bytes / 4, G.stream));
-	return 0;
+	return dbuf_pad(b);
 }
 
 int
@@ -269,8 +281,16 @@ dbuf_guards(const struct dbuf *b, unsigned long long *bad)
 			return -1;
 	}
 	CK(cu.cuMemcpyDtoHAsync(c, G.scratch + 512, sizeof c, G.stream));
+	unsigned char last[4] = {0};
+	if (b->used < b->bytes)
+		CK(cu.cuMemcpyDtoHAsync(last, b->ptr + b->bytes - 4, 4, G.stream));
 	CK(cu.cuStreamSynchronize(G.stream));
 	*bad = c[0] + c[1];
+	for (size_t i = b->used; i < b->bytes; i++)
+		if (last[i - (b->bytes - 4)] != (GUARD_WORD & 0xFF)) {
+			(*bad)++;
+			break;
+		}
 	return 0;
 }
 

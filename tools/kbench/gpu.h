@@ -45,9 +45,12 @@ extern struct gpu G;
 extern char gpu_err[512];
 
 /* Device memory with guard zones: ptr is base + GUARD. */
+/* A device buffer with guard zones: bytes is the size rounded up to a
+ * 32-bit word (what masks and checksums cover), used the size asked for;
+ * the bytes between them are guard too (2-byte and 1-byte tensors). */
 struct dbuf {
 	CUdeviceptr base, ptr;
-	size_t bytes;
+	size_t bytes, used;
 };
 
 /* devcode.cu's struct kb_stats, member for member. */
@@ -78,9 +81,11 @@ extern int (*gpu_evict)(void);
  * failure, -2 when the device has not enough memory (gpu_err says so). */
 int dbuf_alloc(struct dbuf *b, size_t bytes);
 void dbuf_free(struct dbuf *b);
-/* Counts changed guard words into *bad (synchronous). */
+/* Counts changed guard words into *bad (synchronous), the bytes past
+ * used in the last word counting as one. */
 int dbuf_guards(const struct dbuf *b, unsigned long long *bad);
-/* Fills the buffer (not its guards) with a 32-bit pattern, on the stream. */
+/* Fills the buffer (not its guards, nor the bytes past used) with a 32-bit
+ * pattern, on the stream. */
 int dbuf_poison(const struct dbuf *b, unsigned pattern);
 
 /* Fills n elements with a distribution (devcode.cu's kb_fill). */

@@ -53,6 +53,28 @@
 /* the span along w of a direct thread's OUTS windows */
 #define SPAN ((OUTS - 1) * SW + (KW - 1) * DW + 1)
 
+/* The op's neutral value: its identity, or -inf / +inf. */
+static __device__ __forceinline__ float pl_neutral()
+{
+#if PL_KEEP == 0
+	return PL_IDENTITY;
+#else
+	return PL_KEEP > 0 ? __int_as_float(0xff800000) : __int_as_float(0x7f800000);
+#endif
+}
+
+/* Folds a mapped value or a partial result p into v (NaN beats
+ * everything, as in torch). */
+static __device__ __forceinline__ void pl_merge(float &v, float p)
+{
+#if PL_KEEP == 0
+	v = PL_COMBINE(v, p);
+#else
+	if (PL_BEATS(p, v) || (p != p && v == v))
+		v = p;
+#endif
+}
+
 #if defined(VARIANT_direct) || defined(VARIANT_walk)
 static __device__ __forceinline__ float pl_load(const real *p)
 {
@@ -66,14 +88,7 @@ static __device__ __forceinline__ float pl_load(const real *p)
 /* Takes value x into the running result v. */
 static __device__ __forceinline__ void pl_take(float &v, float x)
 {
-	const float y = PL_MAP(x);
-#if PL_KEEP == 0
-	v = PL_COMBINE(v, y);
-#else
-	/* NaN beats everything */
-	if (PL_BEATS(y, v) || (y != y && v == v))
-		v = y;
-#endif
+	pl_merge(v, PL_MAP(x));
 }
 #endif
 
@@ -107,6 +122,23 @@ static __device__ __forceinline__ float pl_count(long long z0, long long r0, lon
 }
 #endif
 
+/* A window's stored result from its fold v: finalize(v, n) for a fold, n
+ * the kernel's size (or the override) for a window wholly inside x, else
+ * pl_count of the window at (z0, r0, c0); the value itself for a keep. */
+static __device__ __forceinline__ real pl_out(float v, bool inside, long long z0,
+	long long r0, long long c0, long long in_d, long long in_h, long long in_w)
+{
+#if PL_KEEP == 0
+	const float n = inside ? (PL_OVERRIDE > 0 ? (float)PL_OVERRIDE : (float)(KD * KH * KW))
+		: pl_count(z0, r0, c0, in_d, in_h, in_w);
+	(void)n;
+	return real_of(PL_FINALIZE(v, n));
+#else
+	(void)inside, (void)z0, (void)r0, (void)c0, (void)in_d, (void)in_h, (void)in_w;
+	return real_of(v);
+#endif
+}
+
 #if defined(VARIANT_direct)
 /* The OUTS outputs from c on of an output row whose windows start at
  * depth z0 and row r0 of plane xp (padded coordinates subtracted), into
@@ -126,11 +158,7 @@ static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
 
 #pragma unroll
 	for (int o = 0; o < OUTS; o++)
-#if PL_KEEP == 0
-		v[o] = PL_IDENTITY;
-#else
-		v[o] = PL_KEEP > 0 ? __int_as_float(0xff800000) : __int_as_float(0x7f800000);
-#endif
+		v[o] = pl_neutral();
 	if (inner) {
 		const long long plane = in_h * in_w;
 #pragma unroll
@@ -149,16 +177,8 @@ static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
 						pl_take(v[o], s[o * SW + k * DW]);
 			}
 #pragma unroll
-		for (int o = 0; o < OUTS; o++) {
-#if PL_KEEP == 0
-			const float n = PL_OVERRIDE > 0 ? (float)PL_OVERRIDE : (float)(KD * KH * KW);
-			const float w = v[o];
-			(void)n;
-			yp[c + o] = real_of(PL_FINALIZE(w, n));
-#else
-			yp[c + o] = real_of(v[o]);
-#endif
-		}
+		for (int o = 0; o < OUTS; o++)
+			yp[c + o] = pl_out(v[o], true, z0, r0, c0 + o * SW, in_d, in_h, in_w);
 		return;
 	}
 #pragma unroll
@@ -191,16 +211,8 @@ static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
 	}
 #pragma unroll
 	for (int o = 0; o < OUTS; o++)
-		if (c + o < out_w) {
-#if PL_KEEP == 0
-			const float n = pl_count(z0, r0, c0 + o * SW, in_d, in_h, in_w);
-			const float w = v[o];
-			(void)n;
-			yp[c + o] = real_of(PL_FINALIZE(w, n));
-#else
-			yp[c + o] = real_of(v[o]);
-#endif
-		}
+		if (c + o < out_w)
+			yp[c + o] = pl_out(v[o], false, z0, r0, c0 + o * SW, in_d, in_h, in_w);
 }
 
 /* Grid (min(planes * out_d * out_h, 2^20)): the blocks walk the output
@@ -275,11 +287,7 @@ static __device__ __forceinline__ void pl_tile(const real *__restrict__ x, real 
 	const long long r0 = bh * TH, c0 = bw * TW;
 	const long long ir0 = r0 * SH - PH, ic0 = c0 * SW - PW;
 	const real *xp = x + p * in_d * in_h * in_w;
-#if PL_KEEP == 0
-	const float neutral = PL_IDENTITY;
-#else
-	const float neutral = PL_KEEP > 0 ? __int_as_float(0xff800000) : __int_as_float(0x7f800000);
-#endif
+	const float neutral = pl_neutral();
 	float v[OPT];
 
 #pragma unroll
@@ -315,15 +323,8 @@ static __device__ __forceinline__ void pl_tile(const real *__restrict__ x, real 
 #pragma unroll
 			for (int j = 0; j < KH; j++)
 #pragma unroll
-				for (int k = 0; k < KW; k++) {
-					const float q = s[j * DH * RW + k * DW];
-#if PL_KEEP == 0
-					v[o] = PL_COMBINE(v[o], q);
-#else
-					if (PL_BEATS(q, v[o]) || (q != q && v[o] == v[o]))
-						v[o] = q;
-#endif
-				}
+				for (int k = 0; k < KW; k++)
+					pl_merge(v[o], s[j * DH * RW + k * DW]);
 		}
 	}
 #pragma unroll
@@ -332,14 +333,8 @@ static __device__ __forceinline__ void pl_tile(const real *__restrict__ x, real 
 		const long long r = r0 + t / TW, c = c0 + t % TW;
 		if (r >= out_h || c >= out_w)
 			continue;
-#if PL_KEEP == 0
-		const float n = pl_count(z * SD - PD, r * SH - PH, c * SW - PW, in_d, in_h, in_w);
-		const float w = v[o];
-		(void)n;
-		y[((p * out_d + z) * out_h + r) * out_w + c] = real_of(PL_FINALIZE(w, n));
-#else
-		y[((p * out_d + z) * out_h + r) * out_w + c] = real_of(v[o]);
-#endif
+		y[((p * out_d + z) * out_h + r) * out_w + c] = pl_out(v[o], false, z * SD - PD,
+			r * SH - PH, c * SW - PW, in_d, in_h, in_w);
 	}
 }
 #endif
@@ -356,27 +351,6 @@ static __device__ __forceinline__ constexpr bool pl_used(int q)
 			if (t * SH + j * DH == q)
 				return true;
 	return false;
-}
-
-/* The op's neutral value: its identity, or -inf / +inf. */
-static __device__ __forceinline__ float pl_neutral()
-{
-#if PL_KEEP == 0
-	return PL_IDENTITY;
-#else
-	return PL_KEEP > 0 ? __int_as_float(0xff800000) : __int_as_float(0x7f800000);
-#endif
-}
-
-/* Folds a partial result p (already mapped) into v. */
-static __device__ __forceinline__ void pl_merge(float &v, float p)
-{
-#if PL_KEEP == 0
-	v = PL_COMBINE(v, p);
-#else
-	if (PL_BEATS(p, v) || (p != p && v == v))
-		v = p;
-#endif
 }
 
 /* Grid (capped): the blocks walk (plane and depth, group of TH output rows,
@@ -461,16 +435,7 @@ pool_walk(const real *__restrict__ x, real *__restrict__ y, long long planes,
 #pragma unroll
 				for (int j = 0; j < KH; j++)
 					pl_merge(v, h[t * SH + j * DH][o]);
-#if PL_KEEP == 0
-				const float n = inner ? (PL_OVERRIDE > 0 ? (float)PL_OVERRIDE : (float)(KD * KH * KW))
-					: pl_count(z0, rs, c0 + o * SW, in_d, in_h, in_w);
-				const float w = v;
-				(void)n;
-				yp[t * out_w + c + o] = real_of(PL_FINALIZE(w, n));
-#else
-				(void)inner;
-				yp[t * out_w + c + o] = real_of(v);
-#endif
+				yp[t * out_w + c + o] = pl_out(v, inner, z0, rs, c0 + o * SW, in_d, in_h, in_w);
 			}
 		}
 	}

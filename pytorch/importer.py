@@ -20,7 +20,7 @@ import traceback
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from problem import Problem, ProblemError, torch_modules, call, draw_tensor, TORCH_DT  # noqa: E402
+from problem import Problem, ProblemError, torch_modules, call, draw_tensor, half_type, TORCH_DT  # noqa: E402
 
 torch = torch_modules()
 from trace import Trace, flop_terms, skey, RANDOM, VIEWS, COPIES  # noqa: E402
@@ -456,14 +456,6 @@ def evaluate_randint_bounds(spec, sizes):
         if d["dist"] == "randint" and isinstance(d[k], str):
             d[k] = int(sizes[d[k]]) if d[k] in sizes else int(d[k])
     return d
-
-
-def half_type(task):
-    """The task's 2-byte float type ("f16", "bf16"), or None."""
-    for t in task["inputs"] + task["outputs"]:
-        if t["dtype"] in ROUNDOFF:
-            return t["dtype"]
-    return None
 
 
 def trials(problem, task, sets):

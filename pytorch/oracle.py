@@ -31,7 +31,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from problem import Problem, torch_modules, call, draw_tensor, sizes_of, TORCH_DT  # noqa: E402
+from problem import Problem, torch_modules, call, draw_tensor, half_type, sizes_of, TORCH_DT  # noqa: E402
 
 # The array interface has no bfloat16: a bf16 buffer is opened as int16
 # and viewed (VIEWS).
@@ -43,10 +43,7 @@ def working(task):
     """The type a task's forward runs in for its reference values: fp32
     for a task of f16 or bf16 floats (each output rounded once into its
     type), else the problem's own (None)."""
-    if any(t["dtype"] in ("f16", "bf16") for t in task["inputs"] + task["outputs"]):
-        import torch
-        return torch.float32
-    return None
+    return TORCH_DT["f32"] if half_type(task) else None
 
 
 class Handle(ctypes.Structure):
@@ -269,8 +266,9 @@ def check(argv):
                 ts = {t["name"]: draw_tensor(_bounds(t["init"], sizes), _shape(t["shape"], sizes),
                                              TORCH_DT[t["dtype"]], gen).to(a.device)
                       for t in task["inputs"]}
-                res = _list(call(model, ts, ref, working(task)))
-                if working(task) is not None:
+                work = working(task)
+                res = _list(call(model, ts, ref, work))
+                if work is not None:
                     res = [r.to(TORCH_DT[o["dtype"]]) for o, r in zip(task["outputs"], res)]
                 if len(res) != len(task["outputs"]):
                     raise RuntimeError("%d outputs, the task has %d" % (len(res), len(task["outputs"])))

@@ -143,6 +143,16 @@ TORCH_DT_NAMES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": 
                   "i32": "int32", "i64": "int64"}
 
 
+def half_type(task):
+    """The task's 2-byte float type ("f16" or "bf16"), or None: such a task
+    is answered in fp32 on its 2-byte inputs, each output rounded once
+    (the oracle), and its tolerances have 2-byte floors (the importer)."""
+    for t in task["inputs"] + task["outputs"]:
+        if t["dtype"] in ("f16", "bf16"):
+            return t["dtype"]
+    return None
+
+
 def _torch():
     import torch
     return torch

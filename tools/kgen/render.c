@@ -95,14 +95,13 @@ static const char *
 integer_input(const json_t *task)
 {
 	const json_t *t;
-	const char *dt;
+	enum dtype dt;
 	size_t i;
 
-	json_array_foreach(json_object_get(task, "inputs"), i, t) {
-		dt = json_string_value(json_object_get(t, "dtype"));
-		if (dt && dt[0] == 'i')
+	json_array_foreach(json_object_get(task, "inputs"), i, t)
+		if (dtype_parse(json_string_value(json_object_get(t, "dtype")), &dt) == 0 &&
+		    (dt == DT_I32 || dt == DT_I64))
 			return json_string_value(json_object_get(t, "name"));
-	}
 	return NULL;
 }
 

@@ -146,6 +146,39 @@ test_family_errors(void **unused)
 	assert_non_null(strstr(err, "default: expected the name of a variant"));
 	assert_null(rules_family_load(BAD, "mid_reduce", err, sizeof(err)));
 	assert_non_null(strstr(err, "variants.thread.source: cannot read"));
+	assert_null(rules_family_load(BAD, "scan", err, sizeof(err)));
+	assert_non_null(strstr(err, "variants.block.includes[0]: expected a file name beside the family file"));
+	assert_null(rules_family_load(BAD, "pool", err, sizeof(err)));
+	assert_non_null(strstr(err, "variants.direct: cannot read " BAD "/absent.cuh"));
+}
+
+/* A variant's source is the storage type's prelude, the headers it
+ * includes in their order, then its own file: gemm's wg. */
+static void
+test_includes(void **unused)
+{
+	char err[RULES_ERR];
+	const char *src, *prelude, *common, *h3, *own;
+	json_t *f = rules_family_load(REAL, "gemm", err, sizeof(err));
+
+	(void)unused;
+	if (!f)
+		fail_msg("%s", err);
+	src = json_string_value(json_object_get(json_object_get(json_object_get(
+		f, "variants"), "wg"), "source_text"));
+	assert_non_null(src);
+	prelude = strstr(src, "#define REAL_KIND {{real_kind}}");
+	common = strstr(src, "gemm.cuh: what the gemm family's kernels share");
+	h3 = strstr(src, "gemm_h3.cuh: 3xFP16 split precision");
+	own = strstr(src, "gemm_wg.cu: the gemm family's warpgroup kernels");
+	assert_non_null(prelude);
+	assert_true(prelude < common && common && common < h3 && h3 && h3 < own && own);
+	/* tiled includes the common header alone */
+	src = json_string_value(json_object_get(json_object_get(json_object_get(
+		f, "variants"), "tiled"), "source_text"));
+	assert_non_null(strstr(src, "gemm.cuh: what the gemm family's kernels share"));
+	assert_null(strstr(src, "gemm_h3.cuh"));
+	json_decref(f);
 }
 
 /* Placeholders: dimensions parenthesised in plans, tensor names, the
@@ -614,6 +647,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_family_errors),
+		cmocka_unit_test(test_includes),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_render_inputs),
 		cmocka_unit_test(test_fill_order),

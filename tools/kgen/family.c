@@ -129,19 +129,41 @@ check_reals(const char *where, const json_t *reals, char *err, size_t errlen)
 	return 0;
 }
 
-/* Checks one variant of a family and reads its source into source_text,
- * after the storage type's prelude (RULES_PRELUDE). */
+/* Appends the text of file (a name beside the family file) to *all. */
+static int
+append_file(const char *dir, const char *file, const char *where, char **all,
+	char *err, size_t errlen)
+{
+	char *path = xasprintf("%s/%s", dir, file), *text = read_file(path, NULL), *both;
+
+	if (!text) {
+		errf(err, errlen, "%s: cannot read %s", where, path);
+		free(path);
+		return -1;
+	}
+	free(path);
+	both = xasprintf("%s%s%s", *all, **all ? "\n" : "", text);
+	free(*all);
+	free(text);
+	*all = both;
+	return 0;
+}
+
+/* Checks one variant of a family and reads its source into source_text:
+ * the storage type's prelude (RULES_PRELUDE), the headers it includes (in
+ * their order), then its source. */
 static int
 load_variant(const char *dir, const char *file, const char *name, json_t *v,
 	char *err, size_t errlen)
 {
 	static const char *const known[] = { "source", "kernels", "knobs",
-		"constraints", "launch", "when", "ops", "takes", "reals", "doc", NULL };
+		"constraints", "launch", "when", "ops", "takes", "reals", "doc",
+		"includes", NULL };
 	static const char *const cknown[] = { "expr", "min", "max",
 		"multiple_of", "why", NULL };
 	const json_t *knobs = json_object_get(v, "knobs"), *c, *k;
 	const char *src = json_string_value(json_object_get(v, "source")), *u, *kn;
-	char where[256], *path, *text, *prelude, *all;
+	char where[256], at[300], *all, *own = NULL, *both;
 	size_t i;
 
 	snprintf(where, sizeof(where), "%s: variants.%s", file, name);
@@ -193,32 +215,39 @@ load_variant(const char *dir, const char *file, const char *name, json_t *v,
 		return -1;
 	if (!json_is_array(json_object_get(json_object_get(v, "launch"), "launches")))
 		return errf(err, errlen, "%s.launch: expected a launch plan", where);
-	path = xasprintf("%s/%s", dir, src);
-	text = read_file(path, NULL);
-	if (!text) {
-		errf(err, errlen, "%s.source: cannot read %s", where, path);
-		free(path);
-		return -1;
-	}
-	free(path);
-	path = xasprintf("%s/" RULES_PRELUDE, dir);
-	prelude = read_file(path, NULL);
-	if (!prelude) {
-		errf(err, errlen, "%s: cannot read %s", where, path);
-		free(path);
-		free(text);
-		return -1;
-	}
-	free(path);
-	/* the storage type's prelude, then the family's own source */
-	all = xasprintf("%s\n%s", prelude, text);
+	c = json_object_get(v, "includes");
+	if (c && !json_is_array(c))
+		return errf(err, errlen, "%s.includes: expected an array of file names", where);
+	json_array_foreach(c, i, k)
+		if (!json_is_string(k) || strchr(json_string_value(k), '/'))
+			return errf(err, errlen, "%s.includes[%zu]: expected a file name "
+				"beside the family file", where, i);
+	/* the source first, so that a missing one is named as such */
+	all = xstrdup("");
+	snprintf(at, sizeof(at), "%s.source", where);
+	if (append_file(dir, src, at, &all, err, errlen) < 0)
+		goto fail;
+	own = all;
+	all = xstrdup("");
+	if (append_file(dir, RULES_PRELUDE, where, &all, err, errlen) < 0)
+		goto fail;
+	json_array_foreach(c, i, k)
+		if (append_file(dir, json_string_value(k), where, &all, err, errlen) < 0)
+			goto fail;
+	both = xasprintf("%s\n%s", all, own);
+	free(all);
+	free(own);
+	all = both;
 	json_object_set_new(v, "source_text", json_string(all));
 	free(all);
-	free(prelude);
-	free(text);
 	if (!json_is_string(json_object_get(v, "source_text")))
-		return errf(err, errlen, "%s.source: %s is not UTF-8 text", where, src);
+		return errf(err, errlen, "%s.source: %s or what it includes is not "
+			"UTF-8 text", where, src);
 	return 0;
+fail:
+	free(all);
+	free(own);
+	return -1;
 }
 
 /* ---- reductions as expressions ---- */

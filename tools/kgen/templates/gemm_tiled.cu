@@ -50,24 +50,6 @@
  * (1.2e-6). The price is a second set of accumulator registers, which is
  * why a warp tile is at most 2048 outputs. */
 
-#define VARIANT_{{variant}} 1
-#define HAS_BIAS ({{bias}})
-#define BATCHED ({{batched}})
-/* The kernel takes the task's inputs last, in its order (x, W and, with
- * bias, b), so that the launch plan can pass them all as one list. */
-#if HAS_BIAS
-#define BIAS_PARAM , const float *__restrict__ bias
-#else
-#define BIAS_PARAM
-#endif
-#define B_LAYOUT_{{b_layout}} 1
-#if defined(B_LAYOUT_nk)
-#define B_NK 1
-#elif defined(B_LAYOUT_kn)
-#define B_NK 0
-#else
-#error "gemm_tiled.cu: b_layout must be kn or nk"
-#endif
 
 #define WARPS_M (TILE_M / WARP_M)
 #define WARPS_N (TILE_N / WARP_N)
@@ -103,23 +85,6 @@ typedef float elem_t;
 #define A_STAGE (PLANES * A_TILE)
 #define B_STAGE (PLANES * B_TILE)
 
-/* Tile rows of C that consecutive blocks cover before moving along n, so
- * that blocks running together share panels of A and B in L2. */
-#define GROUP_M 8
-
-#define CDIV(a, b) (((a) + (b) - 1) / (b))
-
-/* The task's epilogue on v, the product plus bias. */
-static __device__ __forceinline__ float gemm_epilogue(float v)
-{
-	return ({{epilogue}});
-}
-
-/* The shared-state-space address of p, for PTX that wants one. */
-static __device__ __forceinline__ unsigned smem_addr(const void *p)
-{
-	return (unsigned)__cvta_generic_to_shared(p);
-}
 
 /* Copies bytes (16 or 0) from global src to shared dst, zero-filling the
  * rest of the 16 bytes, without waiting. */
@@ -151,20 +116,6 @@ static __device__ __forceinline__ void cp_async_wait(void)
 	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
 
-/* The origin (m0, n0) of this block's tile of C: blocks are numbered along
- * n within groups of GROUP_M tile rows. */
-static __device__ __forceinline__ void tile_origin(long long M, long long N,
-	long long *m0, long long *n0)
-{
-	long long tiles_m = CDIV(M, TILE_M), tiles_n = CDIV(N, TILE_N);
-	long long pid = blockIdx.x, in_group = GROUP_M * tiles_n;
-	long long first = pid / in_group * GROUP_M;
-	long long rows = tiles_m - first < GROUP_M ? tiles_m - first : GROUP_M;
-	long long r = pid % in_group;
-
-	*m0 = (first + r % rows) * TILE_M;
-	*n0 = r / rows * TILE_N;
-}
 
 /* A thread's share of the copies of one operand, tile after tile: the
  * ROWS x COLS tile at the current (row, col) of a row-major matrix goes to
@@ -292,16 +243,6 @@ struct stage_copy {
 	}
 };
 
-/* v (times 2^sh) plus the bias of column col, through the epilogue. */
-static __device__ __forceinline__ float finish(float v, int sh,
-	const float *bias, long long col)
-{
-	if (sh)
-		v = scalbnf(v, sh);
-	if (HAS_BIAS)
-		v += __ldg(bias + col);
-	return gemm_epilogue(v);
-}
 
 #if defined(VARIANT_h3) || TC
 /* ---- tensor cores: mma.sync fragments ---- */
@@ -373,98 +314,7 @@ static __device__ __forceinline__ void mma_split(float (&part)[MI][NJ][4],
 #endif
 
 #if defined(VARIANT_h3)
-/* ---- 3xFP16: the scale and split kernels ---- */
-
-/* fp16 bits of x rounded to nearest, and back. */
-static __device__ __forceinline__ unsigned short h3_f16(float x)
-{
-	unsigned short h;
-
-	asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(h) : "f"(x));
-	return h;
-}
-
-static __device__ __forceinline__ float h3_f32(unsigned short h)
-{
-	float x;
-
-	asm("cvt.f32.f16 %0, %1;\n" : "=f"(x) : "h"(h));
-	return x;
-}
-
-/* The largest m over a block of 256 threads, returned to every thread. */
-static __device__ __forceinline__ float h3_block_max(float m)
-{
-	__shared__ float h3_red[8];
-
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-	if (threadIdx.x % 32 == 0)
-		h3_red[threadIdx.x / 32] = m;
-	__syncthreads();
-	m = h3_red[0];
-#pragma unroll
-	for (int w = 1; w < 8; w++)
-		m = fmaxf(m, h3_red[w]);
-	__syncthreads();
-	return m;
-}
-
-/* |x| where finite, else 0. */
-static __device__ __forceinline__ float h3_mag(float x)
-{
-	const float m = fabsf(x);
-
-	return m < __int_as_float(0x7f800000) ? m : 0.0f;
-}
-
-/* Grid (G, 2), 256 threads: block (b, o) writes the largest finite
- * magnitude of its share of operand o (0: a, na values; 1: b) to
- * scale[2 + o * G + b]. */
-extern "C" __global__ void __launch_bounds__(256)
-gemm_h3_absmax(const float *__restrict__ a, long long na,
-	const float *__restrict__ b, long long nb, int *__restrict__ scale)
-{
-	const float *x = blockIdx.y ? b : a;
-	const long long n = blockIdx.y ? nb : na;
-	const long long stride = (long long)gridDim.x * 256;
-	long long i = (long long)blockIdx.x * 256 + threadIdx.x, done = 0;
-	float m = 0.0f;
-
-	if (((unsigned long long)x & 15) == 0) {
-		const float4 *x4 = reinterpret_cast<const float4 *>(x);
-
-		for (long long j = i; j < n / 4; j += stride) {
-			const float4 v = __ldcs(x4 + j);
-
-			m = fmaxf(m, fmaxf(fmaxf(h3_mag(v.x), h3_mag(v.y)),
-				fmaxf(h3_mag(v.z), h3_mag(v.w))));
-		}
-		done = n / 4 * 4;
-	}
-	for (long long j = done + i; j < n; j += stride)
-		m = fmaxf(m, h3_mag(x[j]));
-	m = h3_block_max(m);
-	if (threadIdx.x == 0)
-		reinterpret_cast<float *>(scale)[2 + blockIdx.y * gridDim.x + blockIdx.x] = m;
-}
-
-/* q = a / b and r = a % b, in 32 bits where both fit (a 64-bit division
- * is a long subroutine). */
-static __device__ __forceinline__ void h3_divmod(long long a, long long b,
-	long long *q, long long *r)
-{
-	if (((unsigned long long)a | (unsigned long long)b) >> 32 == 0) {
-		const unsigned q32 = (unsigned)a / (unsigned)b;
-
-		*q = q32;
-		*r = (unsigned)a - q32 * (unsigned)b;
-	} else {
-		*q = a / b;
-		*r = a % b;
-	}
-}
+/* ---- 3xFP16: the split kernel ---- */
 
 /* Chunks of 8 values a thread splits per round, all loaded first so that
  * their loads are in flight together. */
@@ -481,26 +331,15 @@ gemm_h3_split(const float *__restrict__ x, long long mats, long long mn,
 	long long k, unsigned short *__restrict__ h, int *__restrict__ scale,
 	int o)
 {
-	const float *part = reinterpret_cast<const float *>(scale) + 2 + o * gridDim.x;
 	const bool kn = o == 1 && !B_NK;
 	const long long rows = mats * (kn ? k : mn), cols = kn ? mn : k;
 	const long long cp = CDIV(cols, 8) * 8, chunks = rows * (cp / 8);
 	const long long stride = (long long)gridDim.x * 256;
 	const bool vec = (cols & 3) == 0 && ((unsigned long long)x & 15) == 0;
 	unsigned short *lo = h + rows * cp;
-	float m = 0.0f;
+	float p1, p2;
 
-	for (int i = threadIdx.x; i < (int)gridDim.x; i += 256)
-		m = fmaxf(m, part[i]);
-	m = h3_block_max(m);
-	/* s = x 2^e in [2^13, 2^14) at the largest magnitude. e is from
-	 * 13 - 127 to 13 + 149 (m the largest float or the smallest
-	 * subnormal), so 2^e is two normal factors, 2^e1 2^e2, and x 2^e1
-	 * 2^e2 is exactly scalbnf(x, e), in two multiplications */
-	const int e = m > 0.0f ? 13 - ilogbf(m) : 0, e1 = min(e, 127);
-	const float p1 = __int_as_float((127 + e1) << 23), p2 = __int_as_float((127 + e - e1) << 23);
-	if (blockIdx.x == 0 && threadIdx.x == 0)
-		scale[o] = e;
+	h3_scale(scale, o, &p1, &p2);
 	for (long long c0 = (long long)blockIdx.x * 256 + threadIdx.x; c0 < chunks;
 		c0 += H3_CHUNKS * stride) {
 		float v[H3_CHUNKS][8];
@@ -542,14 +381,8 @@ gemm_h3_split(const float *__restrict__ x, long long mats, long long mn,
 				unsigned short hi[2], lw16[2];
 
 #pragma unroll
-				for (int d = 0; d < 2; d++) {
-					const float s = v[u][j + d] * p1 * p2;
-					const float back = h3_f32(hi[d] = h3_f16(s));
-
-					/* an infinite hi (an infinite x) keeps lo 0, not NaN */
-					lw16[d] = h3_f16(fabsf(back) < __int_as_float(0x7f800000) ?
-						s - back : 0.0f);
-				}
+				for (int d = 0; d < 2; d++)
+					h3_pieces(v[u][j + d] * p1 * p2, &hi[d], &lw16[d]);
 				hw[j / 2] = hi[0] | (unsigned)hi[1] << 16;
 				lw[j / 2] = lw16[0] | (unsigned)lw16[1] << 16;
 			}
@@ -696,22 +529,6 @@ static __device__ __forceinline__ void stage_mma(const float *sa,
 #if defined(VARIANT_h3) || TC
 /* ---- tensor cores: accumulators ---- */
 
-/* Writes v0, v1 (columns col, col + 1 of one row of C) through finish,
- * as one 8-byte store where both are inside and aligned. */
-static __device__ __forceinline__ void store_pair(float *crow, int sh,
-	const float *bias, long long col, long long N, float v0, float v1)
-{
-	if (col + 1 < N && (N & 1) == 0) {
-		float2 o = make_float2(finish(v0, sh, bias, col),
-			finish(v1, sh, bias, col + 1));
-		*(float2 *)(crow + col) = o;
-	} else {
-		if (col < N)
-			crow[col] = finish(v0, sh, bias, col);
-		if (col + 1 < N)
-			crow[col + 1] = finish(v1, sh, bias, col + 1);
-	}
-}
 
 /* A warp's running sums: m16n8 tile (i, j), the PTX fragment's four. */
 struct tile_acc {
@@ -966,7 +783,7 @@ gemm_h3(float *__restrict__ C, long long M, long long N, long long K,
 	const float *bias = 0;
 #endif
 
-	tile_origin(M, N, &m0, &n0);
+	tile_origin(M, N, TILE_M, TILE_N, &m0, &n0);
 	ah += bz * M * lda;
 	bh += BATCHED ? bz * (B_NK ? N : K) * ldb : 0;
 	C += bz * M * N;
@@ -995,7 +812,7 @@ gemm_tiled(float *__restrict__ C, long long M, long long N, long long K,
 	const float *bias = 0;
 #endif
 
-	tile_origin(M, N, &m0, &n0);
+	tile_origin(M, N, TILE_M, TILE_N, &m0, &n0);
 	A += bz * M * K;
 	B += BATCHED ? bz * N * K : 0;
 	C += bz * M * N;

@@ -1,0 +1,1 @@
+../../../../tools/kgen/templates/real.cuh

@@ -72,12 +72,12 @@ SCALE_PLAN='{"launches":[{"kernel":"scale_grid","grid":["min(cdiv(n, BLOCK), 102
 	run kcompile <in.jsonl
 	[ "$status" -eq 0 ]
 	c=$(jq -c .compile <<<"$output")
-	[ "$(jq -c '[.ok, .status, .reason, .arch, .cached]' <<<"$c")" = '[true,"ok",null,"sm_90",false]' ]
+	[ "$(jq -c '[.ok, .status, .reason, .arch, .cached]' <<<"$c")" = '[true,"ok",null,"sm_90a",false]' ]
 	[ "$(jq -r .cubin <<<"$c" | base64 -d | sha256sum | cut -d' ' -f1)" = "$(jq -r .cubin_sha256 <<<"$c")" ]
 	[ "$(jq -r .cubin <<<"$c" | base64 -d | head -c 4 | od -An -c | tr -d ' ')" = '177ELF' ]
 	jq -e '.kernels.scale_grid | .registers > 0 and .spill_stores == 0 and .stack == 0' <<<"$c"
 	jq -e '.options | index("-DBLOCK=256") and index("-DSCALE=2.0f") and
-		index("--gpu-architecture=sm_90") and index("--ptxas-options=-v")' <<<"$c"
+		index("--gpu-architecture=sm_90a") and index("--ptxas-options=-v")' <<<"$c"
 	jq -e '.log | contains("Compiling entry function '\''scale_grid'\''")' <<<"$c"
 	jq -e '.reference.ok and .reference.kernels.scale_ref.registers > 0' <<<"$c"
 	# the members kcompile does not own are kept

@@ -65,7 +65,7 @@ candidates() {
 			"$BATS_TEST_TMPDIR/compiled.jsonl" >"$BATS_TEST_TMPDIR/spills.txt"
 		[ ! -s "$BATS_TEST_TMPDIR/spills.txt" ] || { cat "$BATS_TEST_TMPDIR/spills.txt"; false; }
 	else
-		echo "# kcompile is missing: compiling with nvcc -cubin -arch=sm_90 instead" >&3
+		echo "# kcompile is missing: compiling with nvcc -cubin for sm_90a instead" >&3
 		nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
 		i=0
 		while read -r rec; do
@@ -73,7 +73,7 @@ candidates() {
 			jq -r '.candidate.source' <<<"$rec" >"$BATS_TEST_TMPDIR/k.cu"
 			defs=$(jq -r '.candidate.defines | to_entries | map("-D\(.key)=\(.value)") | join(" ")' <<<"$rec")
 			# shellcheck disable=SC2086
-			"$nvcc" -std=c++17 -cubin -arch=sm_90 $defs -o "$BATS_TEST_TMPDIR/k.cubin" \
+			"$nvcc" -std=c++17 -cubin -gencode=arch=compute_90a,code=sm_90a $defs -o "$BATS_TEST_TMPDIR/k.cubin" \
 				"$BATS_TEST_TMPDIR/k.cu" || { echo "record $i: $(jq -c '[.task.id, .candidate.variant, .candidate.defines]' <<<"$rec")"; false; }
 		done <"$BATS_TEST_TMPDIR/cands.jsonl"
 	fi

@@ -51,7 +51,7 @@ struct run {
 };
 
 static const struct opt options[] = {
-	{ 'a', 'a', "arch", "ARCH", "target architecture (default $HTAM_ARCH, else sm_90)" },
+	{ 'a', 'a', "arch", "ARCH", "target architecture (default $HTAM_ARCH, else sm_90a)" },
 	{ 'j', 'j', "jobs", "JOBS", "compiles at once (default: the number of CPUs)" },
 	{ 't', 't', "timeout", "SECONDS", "deadline of one compile (default 60)" },
 	{ 'n', 'n', "no-cache", NULL, "neither read nor write the compile cache" },
@@ -361,7 +361,7 @@ main(int argc, char *argv[])
 	}
 	if (next < argc)
 		opt_usage(&cmdline);
-	if (toolchain_init(&r.tc, arch && *arch ? arch : "sm_90", timeout_s,
+	if (toolchain_init(&r.tc, arch && *arch ? arch : "sm_90a", timeout_s,
 	    err, sizeof(err)) < 0)
 		die(EXIT_USAGE, "%s", err);
 	cache_open(&r.cache, use_cache);

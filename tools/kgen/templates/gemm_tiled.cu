@@ -48,8 +48,11 @@
  * relative L2 and 1024 x 8192 x 8192 (F.linear) by 5.8e-5, above the
  * pack's 5e-5; with the partials, 6e-7 to 8e-7, better than cuBLAS SGEMM
  * (1.2e-6). The price is a second set of accumulator registers, which is
- * why a warp tile is at most 2048 outputs. */
-
+ * why a warp tile is at most 2048 outputs.
+ *
+ * gemm.cuh (the spec, the epilogue, the tile order, the store) and, for
+ * h3, gemm_h3.cuh (the scale and the split of a value) come before this
+ * file. */
 
 #define WARPS_M (TILE_M / WARP_M)
 #define WARPS_N (TILE_N / WARP_N)
@@ -85,7 +88,6 @@ typedef float elem_t;
 #define A_STAGE (PLANES * A_TILE)
 #define B_STAGE (PLANES * B_TILE)
 
-
 /* Copies bytes (16 or 0) from global src to shared dst, zero-filling the
  * rest of the 16 bytes, without waiting. */
 static __device__ __forceinline__ void cp_async16(void *dst, const void *src,
@@ -115,7 +117,6 @@ static __device__ __forceinline__ void cp_async_wait(void)
 {
 	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
-
 
 /* A thread's share of the copies of one operand, tile after tile: the
  * ROWS x COLS tile at the current (row, col) of a row-major matrix goes to
@@ -242,7 +243,6 @@ struct stage_copy {
 #endif
 	}
 };
-
 
 #if defined(VARIANT_h3) || TC
 /* ---- tensor cores: mma.sync fragments ---- */
@@ -528,7 +528,6 @@ static __device__ __forceinline__ void stage_mma(const float *sa,
 
 #if defined(VARIANT_h3) || TC
 /* ---- tensor cores: accumulators ---- */
-
 
 /* A warp's running sums: m16n8 tile (i, j), the PTX fragment's four. */
 struct tile_acc {

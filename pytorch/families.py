@@ -762,10 +762,14 @@ def _gemm(ops, real, inputs, names, origin, y):
     mm = mm[0]
     a, b = (mm.args[1], mm.args[2]) if mm.name == "aten.addmm.default" else (mm.args[0], mm.args[1])
     bias = mm.args[0] if mm.name == "aten.addmm.default" else None
+    # A is an input as it is, or the transpose of an input's (k, m) (A.T @ B).
     an = origin.get(a)
-    if not an or not a.is_contiguous():
+    if an and a.is_contiguous():
+        a_t = False
+    elif an and a.dim() == 2 and a.stride() == (1, a.shape[0]) and mm.name != "aten.bmm.default":
+        a_t = True
+    else:
         return None
-    a_in = inputs[an]
     # B is an input as it is (kn), or the transpose of an input's (n, k) (nk).
     bn = origin.get(b)
     if bn and b.is_contiguous():
@@ -781,7 +785,7 @@ def _gemm(ops, real, inputs, names, origin, y):
         return None
     v = mm.outs[0]
     if mm.name != "aten.bmm.default" and v.shape[1] == 1 and layout == "kn" and bias is None \
-            and len(real) == 1:
+            and len(real) == 1 and not a_t:
         return "gemv", {"m": [(v, 0)], "k": [(a, 1)]}
     known = pointwise_expr([o for o in ops if o is not mm], {skey(v): "v"}, v.shape)
     # The result may be reshaped back (a 3-D input flattened for the product).
@@ -795,9 +799,10 @@ def _gemm(ops, real, inputs, names, origin, y):
         return None
     batched = mm.name == "aten.bmm.default"
     if batched:
-        spec = {"batched": True, "b_layout": layout, "bias": False, "epilogue": epi,
+        spec = {"batched": True, "a_transposed": False, "b_layout": layout, "bias": False, "epilogue": epi,
                 "batch": [(a, 0)], "m": [(a, 1)], "n": [(v, 2)], "k": [(a, 2)]}
     else:
-        spec = {"batched": False, "b_layout": layout, "bias": bias is not None, "epilogue": epi,
+        spec = {"batched": False, "a_transposed": a_t, "b_layout": layout, "bias": bias is not None,
+                "epilogue": epi,
                 "batch": 1, "m": [(v, 0)], "n": [(v, 1)], "k": [(a, 1)]}
     return "gemm", spec

@@ -267,8 +267,11 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		[ "$(fam "kb1_${t%%:*}")" = "${t#*:}" ] || { echo "kb1_${t%%:*}: $(fam "kb1_${t%%:*}")"; false; }
 	done
 	[ "$(spec kb1_95_crossentropyloss)" = '{"op":"cross_entropy","rows":"batch_size","cols":"num_classes"}' ]
-	[ "$(spec kb1_1_square_matrix_multiplication)" = '{"batched":false,"b_layout":"kn","bias":false,"epilogue":"v","batch":1,"m":"N","n":"N","k":"N"}' ]
-	[ "$(spec kb1_3_batched_matrix_multiplication)" = '{"batched":true,"b_layout":"kn","bias":false,"epilogue":"v","batch":"batch_size","m":"m","n":"n","k":"k"}' ]
+	[ "$(spec kb1_1_square_matrix_multiplication)" = '{"batched":false,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","batch":1,"m":"N","n":"N","k":"N"}' ]
+	[ "$(spec kb1_3_batched_matrix_multiplication)" = '{"batched":true,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","batch":"batch_size","m":"m","n":"n","k":"k"}' ]
+	# A.T @ B and A.T @ B.T: A is the transpose of an input stored K x M
+	[ "$(spec kb1_16_matmul_with_transposed_a | jq -c '[.a_transposed, .b_layout, .m, .k]')" = '[true,"kn","M","K"]' ]
+	[ "$(spec kb1_18_matmul_with_transposed_both | jq -c '[.a_transposed, .b_layout, .m, .k]')" = '[true,"nk","M","K"]' ]
 	[ "$(spec kb1_4_matrix_vector_multiplication)" = '{"m":"M","k":"K"}' ]
 	[ "$(spec kb1_10_3d_tensor_matrix_multiplication | jq -r .m)" = 'M*N' ]
 	[ "$(fam kb1_63_conv_standard_2d__square_input__square_kernel)" = none ]

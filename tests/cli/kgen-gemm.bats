@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # The gemm and gemv template families (tools/kgen/templates/gemm.json,
 # gemv.json): through kgen's rules backend, every knob value of every
-# variant renders for every task the family serves (the pack's and the
-# batched F.linear task in tests/data/kgen-gemm), the moves the constraints forbid are refused
+# variant renders for every task the family serves (the pack's, and the
+# batched F.linear and transposed-A tasks in tests/data/kgen-gemm), the moves the constraints forbid are refused
 # with their reason, and every configuration compiles with NVRTC
 # (kcompile), the defaults without spills. The kernels' numbers on the
 # H200 are in the report of issue 6; here nothing needs a GPU.
@@ -78,7 +78,7 @@ compiled() {
 	run gemm_tasks
 	[ "$status" -eq 0 ]
 	names=$(for t in "${lines[@]}"; do echo "${t##*/}"; done | sort | tr '\n' ' ')
-	[ "$names" = "batched_linear_tanh bmm gemm_div_gelu gemm_scale_residual gemm_sub_mul_relu matmul_square matmul_standard matvec " ]
+	[ "$names" = "batched_linear_tanh bmm gemm_div_gelu gemm_scale_residual gemm_sub_mul_relu matmul_square matmul_standard matvec t_linear_relu " ]
 }
 
 @test "every knob value of every gemm variant renders, less those the constraints refuse" {
@@ -95,7 +95,10 @@ compiled() {
 			{ echo "$id: $n candidates of $moves moves, $refused refused"; false; }
 		[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
 			'["wg",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":1}]' ]
-		[ "$(jq -r .candidate.variant "$OUT/$id.cand" | sort -u | tr '\n' ' ')" = "$variants " ]
+		# A stored K x M: only wg and wgk take it (h3's and tiled's when)
+		want=$variants
+		[ "$(jq .spec.a_transposed "$t/task.json")" = true ] && want="wg wgk"
+		[ "$(jq -r .candidate.variant "$OUT/$id.cand" | sort -u | tr '\n' ' ')" = "$want " ]
 		# distinct configurations, each a distinct candidate
 		[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq "$n" ]
 	done
@@ -169,6 +172,13 @@ compiled() {
 	# tiled reads A and B themselves
 	run jq -c 'select(.candidate.variant == "tiled") | .candidate.launch.launches[0] | [.grid, .args]' "$OUT/bmm.cand"
 	[ "${lines[0]}" = '[["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"],["C","i64:(m)","i64:(n)","i64:(k)","A","B"]]' ]
+}
+
+@test "a product of A stored K x M is served by wg and wgk alone, h3 and tiled saying why not" {
+	grep -q 'sweep h3 TILE_M=64 .*refused: variant h3 does not apply: 1 - {{a_transposed}} is 0 at params' "$OUT/t_linear_relu.notes"
+	grep -q 'sweep tiled TC=0 .*refused: variant tiled does not apply' "$OUT/t_linear_relu.notes"
+	src=$(head -1 "$OUT/t_linear_relu.cand" | jq -r .candidate.source)
+	[[ $src == *"#define A_T (1)"* && $src == *"#define B_LAYOUT_nk 1"* ]]
 }
 
 @test "the gemm source carries the task's spec: layout, bias, batching, epilogue" {

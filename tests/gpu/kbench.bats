@@ -300,3 +300,12 @@ GEMM_MOVES='[{id: "h3", moves: [{family: "gemm", variant: "h3"}]},
 	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
+
+@test "the gemm family's wg and wgk are correct where A is stored K x M (A.T @ B.T, with bias)" {
+	out=$(ktask --state tests/data/kgen-gemm/t_linear_relu |
+		jq -c '.memory.strategies = [{id: "splitk", moves: [{family: "gemm", variant: "wgk", set: {SPLITK: 4}}]}]' |
+		kgen -k 2 | kcompile | kbench -q)
+	echo "$out" | jq -c '[.candidate.variant, .bench.status, .bench.rel_l2, .bench.reason]' >&3
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk " ]
+	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
+}

@@ -12,6 +12,8 @@
 #else
 #define BIAS_PARAM
 #endif
+/* A stored K x M (A.T @ B): only variants wg and wgk take it. */
+#define A_T ({{a_transposed}})
 #define B_LAYOUT_{{b_layout}} 1
 #if defined(B_LAYOUT_nk)
 #define B_NK 1

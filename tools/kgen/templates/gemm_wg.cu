@@ -9,7 +9,8 @@
  * (TILE_M for A, TILE_N for B) by WG_K = 64 values of k, k-major (B kn is
  * transposed on the way), a tile's hi plane then its lo plane, and the
  * tiles of a block row of C (the k-tiles of one m- or n-tile) one after
- * another. Inside a plane a row is 128 bytes, its eight 16-byte chunks in
+ * another. A stored K x M (A.T @ B) is transposed the same way, so the
+ * product never sees either layout. Inside a plane a row is 128 bytes, its eight 16-byte chunks in
  * the order of wgmma's 128-byte swizzle (chunk c of row r at c ^ (r % 8)).
  * Zeros pad M, N and K to whole tiles. So one bulk copy (cp.async.bulk,
  * completing on an mbarrier) brings an operand's k-tile into shared
@@ -73,17 +74,17 @@ static __device__ __forceinline__ unsigned short *wg_chunk(unsigned short *h,
 		(((int)q & 7) ^ ((int)r & 7)) * 8;
 }
 
-/* The tiles of B stored k x n (kn), transposed on the way: a block takes
- * 64 x 64 blocks of B (64 values of k, one k-tile, by 64 columns n, rows
- * of the planes), reads them along n into shared memory (16-byte loads
- * where n allows) and writes each plane row's eight chunks from
- * consecutive threads. */
-static __device__ __forceinline__ void wg_split_kn(const float *__restrict__ x,
+/* The tiles of an operand stored k x rows (B kn, A transposed), tr rows a
+ * tile, transposed on the way: a block takes 64 x 64 blocks of it (64
+ * values of k, one k-tile, by 64 rows of the planes), reads them along
+ * the rows into shared memory (16-byte loads where the row count allows)
+ * and writes each plane row's eight chunks from consecutive threads. */
+static __device__ __forceinline__ void wg_split_t(const float *__restrict__ x,
 	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
-	float p1, float p2)
+	float p1, float p2, int tr)
 {
 	__shared__ float sx[64][65];
-	const int tr = TILE_N, lg = __ffs(tr) - 1;
+	const int lg = __ffs(tr) - 1;
 	const long long tiles = CDIV(rows, tr), ktiles = CDIV(k, WG_K);
 	const long long nb = tiles * tr / 64, blocks = mats * ktiles * nb;
 	const bool vec = (rows & 3) == 0 && ((unsigned long long)x & 15) == 0;
@@ -130,12 +131,12 @@ static __device__ __forceinline__ void wg_split_kn(const float *__restrict__ x,
 }
 
 /* Grid (G) as gemm_h3_absmax's, 256 threads: writes operand o (0: A, mats
- * row-major matrices of rows x k; 1: B, of rows (n) x k when nk, of k x
- * rows when kn) scaled and split into the tiled planes at h (the top of
+ * row-major matrices of rows x k, of k x rows when A_T; 1: B, of rows (n)
+ * x k when nk, of k x rows when kn) scaled and split into the tiled planes at h (the top of
  * the file), and its scale exponent to scale[o]. Where k is contiguous in
  * x a thread takes a 16-byte chunk of a plane at a time, 8 values of k of
- * one row, consecutive threads consecutive chunks of a row; B kn goes
- * through wg_split_kn. */
+ * one row, consecutive threads consecutive chunks of a row; B kn and A
+ * transposed (k x m) go through wg_split_t. */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_wg_split(const float *__restrict__ x, long long mats, long long rows,
 	long long k, unsigned short *__restrict__ h, int *__restrict__ scale,
@@ -149,8 +150,8 @@ gemm_wg_split(const float *__restrict__ x, long long mats, long long rows,
 	float p1, p2;
 
 	h3_scale(scale, o, &p1, &p2);
-	if (o == 1 && !B_NK) {
-		wg_split_kn(x, mats, rows, k, h, p1, p2);
+	if (o == 1 ? !B_NK : A_T) {
+		wg_split_t(x, mats, rows, k, h, p1, p2, tr);
 		return;
 	}
 	for (long long c = (long long)blockIdx.x * 256 + threadIdx.x; c < chunks;

@@ -227,7 +227,7 @@ INSERT INTO strategies (id, direction, text, moves, risk) VALUES
  '[{"family":"gemm","variant":"h3"}]',
  'The split costs about three passes over A and B, which short products feel (bmm 512x2048x1024: 3864 against 3959 us for 3xTF32, not 1.5x); one scale per operand: values more than about 2^15 below its largest lose bits, under 2^-38 of it they count as zero.'),
 ('tc_wgmma', 'tensor_cores_precision',
- 'Warpgroup MMA (wgmma.mma_async, sm_90a) for 3xFP16: the split kernels write A and B already tiled and swizzled as wgmma reads them, one bulk copy per operand per k-tile on an mbarrier, two consumer warpgroups and a producer warp (variant wg). H200, 4096^3: 693 us against 1165 for h3 on mma.sync; ncu: the tensor pipe 85% active, against 66% on h3.',
+ 'Warpgroup MMA (wgmma.mma_async, sm_90a) for 3xFP16: the split kernels write A and B already tiled and swizzled as wgmma reads them, one bulk copy per operand per k-tile on an mbarrier, two consumer warpgroups and a producer warp (variant wg). H200, 4096^3: 693-731 us against 1153-1165 for h3 on mma.sync; ncu: the tensor pipe 85% active, against 66% on h3.',
  '[{"family":"gemm","variant":"wg"}]',
  'Needs sm_90a cubins (kcompile --arch sm_90a, the default), which run on compute capability 9.0 only; the accumulators take TILE_N registers a thread, so 128 x 128 with two warpgroups is the largest tile without spills.'),
 ('tc_wg_shape', 'tensor_cores_precision',

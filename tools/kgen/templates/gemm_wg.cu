@@ -10,8 +10,9 @@
  * transposed on the way), a tile's hi plane then its lo plane, and the
  * tiles of a block row of C (the k-tiles of one m- or n-tile) one after
  * another. A stored K x M (A.T @ B) is transposed the same way, so the
- * product never sees either layout. Inside a plane a row is 128 bytes, its eight 16-byte chunks in
- * the order of wgmma's 128-byte swizzle (chunk c of row r at c ^ (r % 8)).
+ * product never sees either layout. Inside a plane a row is 128 bytes,
+ * its eight 16-byte chunks in the order of wgmma's 128-byte swizzle
+ * (chunk c of row r at c ^ (r % 8)).
  * Zeros pad M, N and K to whole tiles. So one bulk copy (cp.async.bulk,
  * completing on an mbarrier) brings an operand's k-tile into shared
  * memory as wgmma reads it, and nothing is built on the host.

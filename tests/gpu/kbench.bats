@@ -275,37 +275,38 @@ $(rec relu_good)"
 }
 
 # The gemm family's variants beside its default (wg): h3, wgk (split-K)
-# and tiled, one candidate each.
+# and tiled, one candidate each where they serve the task.
 GEMM_MOVES='[{id: "h3", moves: [{family: "gemm", variant: "h3"}]},
 	{id: "splitk", moves: [{family: "gemm", variant: "wgk", set: {SPLITK: 4}}]},
 	{id: "tf32", moves: [{family: "gemm", variant: "tiled"}]}]'
 
+# gemm_run TASKDIR K: the task's first K candidates of the gemm family
+# (its default, then GEMM_MOVES' that serve it), compiled and benched,
+# into $out, their verdicts shown.
+gemm_run() {
+	out=$(ktask --state "$1" | jq -c ".memory.strategies = $GEMM_MOVES" |
+		kgen -k "$2" | kcompile | kbench -q)
+	echo "$out" | jq -c '[.candidate.variant, .bench.status, .bench.rel_l2, .bench.reason]' >&3
+}
+
 @test "the gemm family's split-precision kernels stay fp32-accurate far outside fp16's range" {
 	# wg and h3 (3xFP16), wgk (split-K) and tiled (3xTF32) on A ~ 3e5 and
 	# B ~ 1e-7: the power-of-two scales must keep both in range
-	out=$(ktask --state "$D/tasks/matmul_range" |
-		jq -c ".memory.strategies = $GEMM_MOVES" |
-		kgen -k 4 | kcompile | kbench -q)
-	echo "$out" | jq -c '[.candidate.variant, .bench.status, .bench.rel_l2, .bench.reason]' >&3
+	gemm_run "$D/tasks/matmul_range" 4
 	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled " ]
 	# measured 1.7e-7 (h3) and 5.6e-7 (tiled) on the H200; the task allows 5e-5
 	jq -e -s 'all(.bench.status == "ok" and .bench.rel_l2 < 2e-6 and .bench.weak == false)' <<<"$out"
 }
 
 @test "the gemm family's kernels are correct on a batched F.linear (B stored N x K, per batch)" {
-	out=$(ktask --state tests/data/kgen-gemm/batched_linear_tanh |
-		jq -c ".memory.strategies = $GEMM_MOVES" |
-		kgen -k 4 | kcompile | kbench -q)
-	echo "$out" | jq -c '[.candidate.variant, .bench.status, .bench.rel_l2, .bench.reason]' >&3
+	gemm_run tests/data/kgen-gemm/batched_linear_tanh 4
 	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
 @test "the gemm family's wg and wgk are correct where A is stored K x M (A.T @ B.T, with bias)" {
-	out=$(ktask --state tests/data/kgen-gemm/t_linear_relu |
-		jq -c '.memory.strategies = [{id: "splitk", moves: [{family: "gemm", variant: "wgk", set: {SPLITK: 4}}]}]' |
-		kgen -k 2 | kcompile | kbench -q)
-	echo "$out" | jq -c '[.candidate.variant, .bench.status, .bench.rel_l2, .bench.reason]' >&3
+	# h3 and tiled refuse A stored K x M: the default and split-K
+	gemm_run tests/data/kgen-gemm/t_linear_relu 2
 	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }

@@ -1,6 +1,6 @@
 /* gemm.cuh: what the gemm family's kernels share (gemm_tiled.cu and
- * gemm_wg.cu come after it): the task's spec as macros, the epilogue, the
- * order in which blocks take the tiles of C, and the store of a result. */
+ * gemm_wg.cu come after it, tiles.cuh before): the task's spec as macros,
+ * the epilogue and the store of a result. */
 
 #define VARIANT_{{variant}} 1
 #define HAS_BIAS ({{bias}})
@@ -23,37 +23,10 @@
 #error "gemm.cuh: b_layout must be kn or nk"
 #endif
 
-/* Tile rows of C that consecutive blocks cover before moving along n, so
- * that blocks running together share panels of A and B in L2. */
-#define GROUP_M 8
-
-#define CDIV(a, b) (((a) + (b) - 1) / (b))
-
 /* The task's epilogue on v, the product plus bias. */
 static __device__ __forceinline__ float gemm_epilogue(float v)
 {
 	return ({{epilogue}});
-}
-
-/* The shared-state-space address of p, for PTX that wants one. */
-static __device__ __forceinline__ unsigned smem_addr(const void *p)
-{
-	return (unsigned)__cvta_generic_to_shared(p);
-}
-
-/* The origin (m0, n0) of this block's tile of C, tiles tm x tn: blocks
- * are numbered along n within groups of GROUP_M tile rows. */
-static __device__ __forceinline__ void tile_origin(long long M, long long N,
-	int tm, int tn, long long *m0, long long *n0)
-{
-	long long tiles_m = CDIV(M, tm), tiles_n = CDIV(N, tn);
-	long long pid = blockIdx.x, in_group = GROUP_M * tiles_n;
-	long long first = pid / in_group * GROUP_M;
-	long long rows = tiles_m - first < GROUP_M ? tiles_m - first : GROUP_M;
-	long long r = pid % in_group;
-
-	*m0 = (first + r % rows) * tm;
-	*n0 = r / rows * tn;
 }
 
 /* v (times 2^sh) plus the bias of column col, through the epilogue. */

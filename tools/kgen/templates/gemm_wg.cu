@@ -17,7 +17,8 @@
  * completing on an mbarrier) brings an operand's k-tile into shared
  * memory as wgmma reads it, and nothing is built on the host.
  *
- * gemm_wg: WGS consumer warpgroups, each 64 rows of the block's TILE_M x
+ * gemm_wg (its main loop in wg.cuh, shared with the attention family):
+ * WGS consumer warpgroups, each 64 rows of the block's TILE_M x
  * TILE_N tile of C (TILE_M = 64 WGS), and one producer warp whose first
  * lane keeps STAGES k-tiles in flight. For each k-tile a warpgroup issues,
  * at each of its 4 steps of 16 along k, the m64nNk16 products A_lo B_hi,
@@ -27,309 +28,18 @@
  * that the tensor cores always have the next products queued, and gives
  * each stage back to the producer once its products are done. */
 
-#ifndef __CUDA_ARCH_FEAT_SM90_ALL
-#error "gemm_wg.cu: variant wg needs wgmma, an sm_90a instruction (kcompile --arch sm_90a)"
-#endif
-
-#define TILE_M (64 * WGS)
-#define THREADS (128 * WGS + 32)
-#define WG_K 64                        /* k of a tile: a 128-byte row of fp16 */
-#define A_BYTES (2 * TILE_M * WG_K * 2) /* an A tile's hi and lo planes */
-#define B_BYTES (2 * TILE_N * WG_K * 2)
-#define STAGE_BYTES (A_BYTES + B_BYTES)
-#define NACC (TILE_N / 2)              /* accumulators a thread holds */
-
-/* ---- the split ---- */
-
-/* Writes the pieces of 8 scaled values v (8 values of k of one row) as
- * one 16-byte chunk of the hi plane at dst and one of the lo plane a
- * plane further. */
-static __device__ __forceinline__ void wg_put(unsigned short *dst, int plane,
-	const float (&v)[8], float p1, float p2)
-{
-	unsigned hw[4], lw[4];
-
-#pragma unroll
-	for (int j = 0; j < 8; j += 2) {
-		unsigned short hi[2], lo[2];
-
-		h3_pieces(v[j] * p1 * p2, &hi[0], &lo[0]);
-		h3_pieces(v[j + 1] * p1 * p2, &hi[1], &lo[1]);
-		hw[j / 2] = hi[0] | (unsigned)hi[1] << 16;
-		lw[j / 2] = lo[0] | (unsigned)lo[1] << 16;
-	}
-	*reinterpret_cast<uint4 *>(dst) = make_uint4(hw[0], hw[1], hw[2], hw[3]);
-	*reinterpret_cast<uint4 *>(dst + plane) = make_uint4(lw[0], lw[1], lw[2], lw[3]);
-}
-
-/* Where chunk q (values 8 q to 8 q + 7 of k) of row r of matrix mat goes:
- * tile (mat, r / tr, q / 8), its row r % tr, chunk q % 8 swizzled. tr is
- * a power of two, 2^lg. */
-static __device__ __forceinline__ unsigned short *wg_chunk(unsigned short *h,
-	long long mat, long long r, long long q, long long tiles, long long ktiles,
-	int tr, int lg)
-{
-	const long long tile = (mat * tiles + (r >> lg)) * ktiles + (q >> 3);
-
-	return h + tile * 2 * tr * WG_K + (r & (tr - 1)) * WG_K +
-		(((int)q & 7) ^ ((int)r & 7)) * 8;
-}
-
-/* The tiles of an operand stored k x rows (B kn, A transposed), tr rows a
- * tile, transposed on the way: a block takes 64 x 64 blocks of it (64
- * values of k, one k-tile, by 64 rows of the planes), reads them along
- * the rows into shared memory (16-byte loads where the row count allows)
- * and writes each plane row's eight chunks from consecutive threads. */
-static __device__ __forceinline__ void wg_split_t(const float *__restrict__ x,
-	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
-	float p1, float p2, int tr)
-{
-	__shared__ float sx[64][65];
-	const int lg = __ffs(tr) - 1;
-	const long long tiles = CDIV(rows, tr), ktiles = CDIV(k, WG_K);
-	const long long nb = tiles * tr / 64, blocks = mats * ktiles * nb;
-	const bool vec = (rows & 3) == 0 && ((unsigned long long)x & 15) == 0;
-	const int tid = threadIdx.x;
-
-	for (long long b = blockIdx.x; b < blocks; b += gridDim.x) {
-		long long mat, kb, t, n0;
-
-		h3_divmod(b, nb, &t, &n0);
-		h3_divmod(t, ktiles, &mat, &kb);
-		n0 *= 64;
-		const float *src = x + mat * k * rows;
-
-		__syncthreads();
-#pragma unroll
-		for (int i = 0; i < 4; i++) {
-			const int kr = tid / 16 + 16 * i, c = tid % 16 * 4;
-			const long long kk = kb * WG_K + kr, n = n0 + c;
-			float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-
-			if (kk < k && vec && n < rows) {
-				v = __ldcs(reinterpret_cast<const float4 *>(src + kk * rows + n));
-			} else if (kk < k) {
-				v.x = n < rows ? __ldcs(src + kk * rows + n) : 0.0f;
-				v.y = n + 1 < rows ? __ldcs(src + kk * rows + n + 1) : 0.0f;
-				v.z = n + 2 < rows ? __ldcs(src + kk * rows + n + 2) : 0.0f;
-				v.w = n + 3 < rows ? __ldcs(src + kk * rows + n + 3) : 0.0f;
-			}
-			sx[kr][c] = v.x, sx[kr][c + 1] = v.y, sx[kr][c + 2] = v.z, sx[kr][c + 3] = v.w;
-		}
-		__syncthreads();
-#pragma unroll
-		for (int i = 0; i < 2; i++) {
-			const int q = tid % 8, n = tid / 8 + 32 * i;
-			float v[8];
-
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-				v[j] = sx[q * 8 + j][n];
-			wg_put(wg_chunk(h, mat, n0 + n, kb * 8 + q, tiles, ktiles, tr, lg),
-				tr * WG_K, v, p1, p2);
-		}
-	}
-}
-
 /* Grid (G) as gemm_h3_absmax's, 256 threads: writes operand o (0: A, mats
  * row-major matrices of rows x k, of k x rows when A_T; 1: B, of rows (n)
- * x k when nk, of k x rows when kn) scaled and split into the tiled planes at h (the top of
- * the file), and its scale exponent to scale[o]. Where k is contiguous in
- * x a thread takes a 16-byte chunk of a plane at a time, 8 values of k of
- * one row, consecutive threads consecutive chunks of a row; B kn and A
- * transposed (k x m) go through wg_split_t. */
+ * x k when nk, of k x rows when kn) scaled and split into the tiled planes
+ * at h (wg_split), and its scale exponent to scale[o]. */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_wg_split(const float *__restrict__ x, long long mats, long long rows,
 	long long k, unsigned short *__restrict__ h, int *__restrict__ scale,
 	int o)
 {
-	const int tr = o ? TILE_N : TILE_M, lg = __ffs(tr) - 1;
-	const long long tiles = CDIV(rows, tr), ktiles = CDIV(k, WG_K);
-	const long long rp = tiles * tr, kc = ktiles * 8, chunks = mats * rp * kc;
-	const long long stride = (long long)gridDim.x * 256;
-	const bool vec = (k & 3) == 0 && ((unsigned long long)x & 15) == 0;
-	float p1, p2;
-
-	h3_scale(scale, o, &p1, &p2);
-	if (o == 1 ? !B_NK : A_T) {
-		wg_split_t(x, mats, rows, k, h, p1, p2, tr);
-		return;
-	}
-	for (long long c = (long long)blockIdx.x * 256 + threadIdx.x; c < chunks;
-		c += stride) {
-		long long mat, r, q, t;
-		float v[8];
-
-		h3_divmod(c, kc, &t, &q);
-		h3_divmod(t, rp, &mat, &r);
-		const long long k0 = q * 8;
-		const float *src = x + (mat * rows + r) * k + k0;
-		if (r >= rows || k0 >= k) {
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-				v[j] = 0.0f;
-		} else if (vec) {
-			const float4 v0 = __ldcs(reinterpret_cast<const float4 *>(src));
-			const float4 v1 = k0 + 4 < k ?
-				__ldcs(reinterpret_cast<const float4 *>(src) + 1) :
-				make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-
-			v[0] = v0.x, v[1] = v0.y, v[2] = v0.z, v[3] = v0.w;
-			v[4] = v1.x, v[5] = v1.y, v[6] = v1.z, v[7] = v1.w;
-		} else {
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-				v[j] = k0 + j < k ? __ldcs(src + j) : 0.0f;
-		}
-		wg_put(wg_chunk(h, mat, r, q, tiles, ktiles, tr, lg), tr * WG_K, v, p1, p2);
-	}
+	wg_split(x, mats, rows, k, h, scale, o, o ? TILE_N : TILE_M,
+		o == 1 ? !B_NK : A_T);
 }
-
-/* ---- mbarriers and bulk copies ---- */
-
-static __device__ __forceinline__ void bar_init(unsigned bar, int count)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count)
-		: "memory");
-}
-
-/* Waits until the phase of parity ph of bar has completed. */
-static __device__ __forceinline__ void bar_wait(unsigned bar, int ph)
-{
-	asm volatile("{\n\t.reg .pred p;\n"
-		"wg_wait:\n\t"
-		"mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
-		"@!p bra wg_wait;\n\t}" :: "r"(bar), "r"(ph) : "memory");
-}
-
-static __device__ __forceinline__ void bar_arrive(unsigned bar)
-{
-	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
-}
-
-/* Copies bytes from global src to shared dst, their arrival counted on bar
- * (which this arrival also tells to expect them). */
-static __device__ __forceinline__ void bulk_load(unsigned dst, const void *src,
-	unsigned bytes, unsigned bar)
-{
-	asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
-		" [%0], [%1], %2, [%3];" :: "r"(dst), "l"(src), "r"(bytes), "r"(bar)
-		: "memory");
-}
-
-static __device__ __forceinline__ void bar_expect(unsigned bar, unsigned bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-		:: "r"(bar), "r"(bytes) : "memory");
-}
-
-/* ---- warpgroup MMA ---- */
-
-/* The descriptor of a k-major operand at shared address addr, in the
- * 128-byte swizzle (mode 1 in bits 62-63): 8-row groups 1024 bytes apart
- * (the stride, bits 32-45, in 16-byte units); the leading offset (bits
- * 16-29) is unused for this layout and set to 1. */
-static __device__ __forceinline__ unsigned long long wg_desc(unsigned addr)
-{
-	return (unsigned long long)((addr & 0x3FFFF) >> 4) | 1ull << 16 |
-		(unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
-}
-
-/* The accumulators as wgmma's operands, in blocks of 32 (one per 64 of
- * TILE_N): their registers in the instruction (WG_R<i>) and as the asm
- * statement's operands (WG_O<i>); the descriptors and the scale flag come
- * after them (WG_AB, WG_SCALE). */
-#define WG_R0 \
-	"%0, %1, %2, %3, %4, %5, %6, %7, " \
-	"%8, %9, %10, %11, %12, %13, %14, %15, " \
-	"%16, %17, %18, %19, %20, %21, %22, %23, " \
-	"%24, %25, %26, %27, %28, %29, %30, %31"
-#define WG_O0 \
-	"+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-	"+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-	"+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-	"+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define WG_R1 \
-	", %32, %33, %34, %35, %36, %37, %38, %39, " \
-	"%40, %41, %42, %43, %44, %45, %46, %47, " \
-	"%48, %49, %50, %51, %52, %53, %54, %55, " \
-	"%56, %57, %58, %59, %60, %61, %62, %63"
-#define WG_O1 \
-	, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-	"+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-	"+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-	"+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define WG_R2 \
-	", %64, %65, %66, %67, %68, %69, %70, %71, " \
-	"%72, %73, %74, %75, %76, %77, %78, %79, " \
-	"%80, %81, %82, %83, %84, %85, %86, %87, " \
-	"%88, %89, %90, %91, %92, %93, %94, %95"
-#define WG_O2 \
-	, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-	"+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-	"+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-	"+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-#if TILE_N == 64
-#define WG_SHAPE "m64n64k16"
-#define WG_DREGS WG_R0
-#define WG_DOPS WG_O0
-#define WG_AB "%32, %33"
-#define WG_SCALE "%34"
-#elif TILE_N == 128
-#define WG_SHAPE "m64n128k16"
-#define WG_DREGS WG_R0 WG_R1
-#define WG_DOPS WG_O0 WG_O1
-#define WG_AB "%64, %65"
-#define WG_SCALE "%66"
-#elif TILE_N == 192
-#define WG_SHAPE "m64n192k16"
-#define WG_DREGS WG_R0 WG_R1 WG_R2
-#define WG_DOPS WG_O0 WG_O1 WG_O2
-#define WG_AB "%96, %97"
-#define WG_SCALE "%98"
-#else
-#error "gemm_wg.cu: TILE_N must be 64, 128 or 192"
-#endif
-
-/* d (+)= A @ B^T for a 64 x 16 A and a TILE_N x 16 B, both k-major in
- * shared memory (descriptors a, b); d is overwritten when acc is 0. The
- * accumulators are laid out as mma.sync's m16n8 ones, warp w of the
- * warpgroup at rows 16 w: d[4 j + e] is row lane / 4 + 8 (e / 2), column
- * 8 j + 2 (lane % 4) + e % 2. */
-static __device__ __forceinline__ void wg_mma(float (&d)[NACC],
-	unsigned long long a, unsigned long long b, int acc)
-{
-	asm volatile("{\n\t.reg .pred p;\n\t"
-		"setp.ne.b32 p, " WG_SCALE ", 0;\n\t"
-		"wgmma.mma_async.sync.aligned." WG_SHAPE ".f32.f16.f16 "
-		"{" WG_DREGS "}, " WG_AB ", p, 1, 1, 0, 0;\n\t}"
-		: WG_DOPS : "l"(a), "l"(b), "r"(acc));
-}
-
-static __device__ __forceinline__ void wg_fence(void)
-{
-	asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-
-static __device__ __forceinline__ void wg_commit(void)
-{
-	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-
-/* Waits until at most N of this warpgroup's groups of products are in
- * flight; with N 0 the accumulators d are the instruction's until here, so
- * their reads are kept after it. */
-template <int N>
-static __device__ __forceinline__ void wg_wait(float (&d)[NACC])
-{
-	asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
-	if (N == 0)
-#pragma unroll
-		for (int i = 0; i < NACC; i++)
-			asm volatile("" : "+f"(d[i]) :: "memory");
-}
-
-/* ---- the product ---- */
 
 #if defined(VARIANT_wgk)
 #define KSPLIT SPLITK /* slices of k, one a block; gemm_wg_reduce sums them */
@@ -358,134 +68,39 @@ static __device__ __forceinline__ void wg_store(float *crow, int sh,
  * (tile_origin); A and B themselves are not read (they come with the
  * task's inputs, before the bias). With split-K (variant wgk) block z of
  * SPLITK takes slice z of the k-tiles and writes its share of the product
- * to slice z of C, the partials, instead. A block whose slice has fewer
- * k-tiles than STAGES uses only as many stages (the plan asks for no more
- * shared memory than those). */
+ * to slice z of C, the partials, instead. */
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 	const unsigned short *__restrict__ wa, const unsigned short *__restrict__ wb,
 	const int *__restrict__ scale, const float *__restrict__ A,
 	const float *__restrict__ B BIAS_PARAM)
 {
-	extern __shared__ __align__(1024) unsigned char wg_smem[];
-	__shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
-	/* the swizzle repeats every 1024 bytes and follows the address */
-	const unsigned base = (smem_addr(wg_smem) + 1023) & ~1023u;
-	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 	const int ktiles = (int)CDIV(K, WG_K), kz = blockIdx.z;
-	const int kt0 = (int)((long long)ktiles * kz / KSPLIT);
-	const int kt1 = (int)((long long)ktiles * (kz + 1) / KSPLIT);
-	const int nst = min(STAGES, max(kt1 - kt0, 1));
 	const long long bz = blockIdx.y;
 	long long m0, n0;
+	float acc[NACC];
 #if !HAS_BIAS
 	const float *bias = 0;
 #endif
 
 	tile_origin(M, N, TILE_M, TILE_N, &m0, &n0);
-	if (tid == 0) {
-		for (int s = 0; s < nst; s++) {
-			bar_init(smem_addr(&full[s]), 1);
-			bar_init(smem_addr(&empty[s]), 4 * WGS);
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-	}
-	__syncthreads();
-
-	if (warp == 4 * WGS) {
-		/* the producer: k-tile kt into the next stage once the
-		 * warpgroups are done with the tile before it there */
-		if (lane != 0)
-			return;
-		const unsigned char *ga = reinterpret_cast<const unsigned char *>(wa) +
-			(bz * CDIV(M, TILE_M) + m0 / TILE_M) * ktiles * (long long)A_BYTES;
-		const unsigned char *gb = reinterpret_cast<const unsigned char *>(wb) +
-			((BATCHED ? bz : 0) * CDIV(N, TILE_N) + n0 / TILE_N) * ktiles *
-			(long long)B_BYTES;
-		int s = 0, ph = 0;
-
-		for (int kt = kt0; kt < kt1; kt++) {
-			const unsigned sa = base + s * STAGE_BYTES, bar = smem_addr(&full[s]);
-
-			if (kt - kt0 >= nst)
-				bar_wait(smem_addr(&empty[s]), ph ^ 1);
-			bar_expect(bar, STAGE_BYTES);
-			bulk_load(sa, ga + (long long)kt * A_BYTES, A_BYTES, bar);
-			bulk_load(sa + A_BYTES, gb + (long long)kt * B_BYTES, B_BYTES, bar);
-			if (++s == nst)
-				s = 0, ph ^= 1;
-		}
+	const unsigned char *ga = reinterpret_cast<const unsigned char *>(wa) +
+		(bz * CDIV(M, TILE_M) + m0 / TILE_M) * ktiles * (long long)A_BYTES;
+	const unsigned char *gb = reinterpret_cast<const unsigned char *>(wb) +
+		((BATCHED ? bz : 0) * CDIV(N, TILE_N) + n0 / TILE_N) * ktiles *
+		(long long)B_BYTES;
+	if (!wg_mainloop(acc, ga, gb, (int)((long long)ktiles * kz / KSPLIT),
+		(int)((long long)ktiles * (kz + 1) / KSPLIT)))
 		return;
-	}
 
-	/* a consumer warpgroup: rows 64 g of the tile */
-	const int g = warp / 4;
-	float acc[NACC], part[NACC];
-	/* the stage whose products may still be running, released once they are done */
-	int pend = -1, s = 0, ph = 0;
-
-#pragma unroll
-	for (int i = 0; i < NACC; i++)
-		acc[i] = 0.0f;
-	for (int kt = kt0; kt < kt1; kt++) {
-		const unsigned a0 = base + s * STAGE_BYTES + g * 64 * 128;
-		const unsigned b0 = base + s * STAGE_BYTES + A_BYTES;
-		const bool fresh = (kt - kt0) % PROMOTE == 0;
-
-		bar_wait(smem_addr(&full[s]), ph);
-		wg_fence();
-#pragma unroll
-		for (int kk = 0; kk < WG_K / 16; kk++) {
-			const unsigned long long ah = wg_desc(a0 + kk * 32);
-			const unsigned long long al = wg_desc(a0 + TILE_M * 128 + kk * 32);
-			const unsigned long long bh = wg_desc(b0 + kk * 32);
-			const unsigned long long bl = wg_desc(b0 + TILE_N * 128 + kk * 32);
-
-			wg_mma(part, al, bh, !fresh || kk > 0);
-			wg_mma(part, ah, bl, 1);
-			wg_mma(part, ah, bh, 1);
-		}
-		wg_commit();
-		/* the partial of PROMOTE k-tiles joins the running sum: wait for
-		 * all; else wait for the products before these, so that their
-		 * stage goes back while these run */
-		const bool promote = (kt - kt0) % PROMOTE == PROMOTE - 1 || kt == kt1 - 1;
-		if (promote)
-			wg_wait<0>(part);
-		else
-			wg_wait<1>(part);
-		__syncwarp();
-		if (lane == 0 && pend >= 0)
-			bar_arrive(smem_addr(&empty[pend]));
-		pend = s;
-		if (promote) {
-			if (lane == 0)
-				bar_arrive(smem_addr(&empty[s]));
-			pend = -1;
-#pragma unroll
-			for (int i = 0; i < NACC; i++)
-				acc[i] += part[i];
-		}
-		if (++s == nst)
-			s = 0, ph ^= 1;
-	}
-
-	const int sh = -(scale[0] + scale[1]), gr = lane >> 2, t = lane & 3;
+	const int sh = -(scale[0] + scale[1]);
 
 	C += ((long long)kz * gridDim.y + bz) * M * N;
-#pragma unroll
-	for (int hh = 0; hh < 2; hh++) {
-		const long long row = m0 + g * 64 + (warp % 4) * 16 + hh * 8 + gr;
-
-		if (row >= M)
-			continue;
-#pragma unroll
-		for (int j = 0; j < TILE_N / 8; j++)
-			wg_store(C + row * N, sh, bias, n0 + 8 * j + 2 * t, N,
-				acc[4 * j + 2 * hh], acc[4 * j + 2 * hh + 1]);
-	}
+	wg_pairs(acc, [&](int r, int c, float v0, float v1) {
+		if (m0 + r < M)
+			wg_store(C + (m0 + r) * N, sh, bias, n0 + c, N, v0, v1);
+	});
 }
-
 #if defined(VARIANT_wgk)
 /* Grid-stride, 256 threads: C = epilogue(the sum of gemm_wg's SPLITK
  * slices of partials + bias), total values of C (every batch), rows N

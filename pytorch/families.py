@@ -725,11 +725,49 @@ def recognise(ops, inputs, outputs):
         p = _pool(first, x, y)
         if p:
             return "pool", p, None
+    at = _attention(ops, inputs, y)
+    if at:
+        return "attention", at, None
     g = _gemm(ops, real, inputs, names, origin, y)
     if g:
         return g + (None,)
     return None, None, "no family computes %s" % " -> ".join(
         o.replace("aten.", "").replace(".default", "") for o in seq[:6]) + (" ..." if len(seq) > 6 else "")
+
+
+def _size(factors):
+    """The size a spec dimension's factors give at their own trace."""
+    n = 1
+    for f in factors:
+        n *= f if isinstance(f, int) else int(f[0].shape[f[1]]) // (f[2] if len(f) > 2 else 1)
+    return n
+
+
+def settle(fam, spec, others):
+    """The spec recognised at the benchmark size, given those recognised at
+    the check sizes (others, None where no spec of fam was): a constant
+    that is not the same at every size is no constant of the task, so the
+    task is refused (None, why), except attention's scale where it is
+    c / sqrt(head_dim) at every size (PyTorch's default, or the scores
+    over the root of q.size(-1)): c becomes the scale, and scale_root
+    says so. Returns (spec, None) when it holds."""
+    if any(o is None for o in others):
+        return None, "the graph is not one %s computes at every check size" % fam
+    specs = [spec] + others
+    consts = [k for k, v in spec.items() if not isinstance(v, list)]
+    if fam == "attention":
+        roots = [s["scale"] * math.sqrt(_size(s["head_dim"])) for s in specs]
+        if any(s["scale"] != spec["scale"] for s in specs) and \
+                all(abs(r - roots[0]) <= 1e-12 * abs(roots[0]) for r in roots):
+            c = roots[0] if abs(roots[0] - round(roots[0], 9)) > 1e-12 * roots[0] else round(roots[0], 9)
+            spec = dict(spec, scale=c, scale_root=True)
+            specs = [spec] + [dict(s, scale=c, scale_root=True) for s in others]
+    for k in consts:
+        vals = [s[k] for s in specs]
+        if any(v != vals[0] for v in vals):
+            return None, "its %s is %r at the benchmark size but %r at a check size" % (
+                k, vals[0], next(v for v in vals if v != vals[0]))
+    return spec, None
 
 
 def _kw(op, i, name):
@@ -752,6 +790,89 @@ class _Origins:
         if hit and t.numel() == hit[1] and t.storage_offset() == 0:
             return hit[0]
         return None
+
+
+def _number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _attention(ops, inputs, y):
+    """The spec of scaled dot-product attention, softmax(scale Q K^T) V,
+    causal or not, over inputs Q, K and V in that order: as
+    F.scaled_dot_product_attention traces (Q and K each times the root of
+    the scale; is_causal adds where(tril(ones), 0, -inf) to the scores) or
+    as written out (the scores times or over a constant, then softmax over
+    the keys); None for anything else."""
+    from trace import skey, FACTORIES
+    real = [o for o in ops if o.name not in SKIP and o.name not in FACTORIES]
+    bmm = [i for i, o in enumerate(real) if o.name == "aten.bmm.default"]
+    if len(inputs) != 3 or len(bmm) != 2 or bmm[1] != len(real) - 1:
+        return None
+    qn, kn, vn = inputs
+    q, k, v = inputs[qn], inputs[kn], inputs[vn]
+    if any(t.dtype != torch.float32 or t.dim() < 3 or not t.is_contiguous() for t in (q, k, v)) \
+            or not (q.shape[:-2] == k.shape[:-2] == v.shape[:-2]) \
+            or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        return None
+    # values: storage -> (input, factor); masks: storages of the causal mask
+    vals = {skey(t): (n, 1.0) for n, t in inputs.items()}
+    tril, masks = set(), set()
+
+    def scalar_of(o):
+        """(key of the scaled value, factor) of a multiply or divide by a constant."""
+        if o.name in ("aten.mul.Scalar", "aten.mul.Tensor", "aten.div.Scalar", "aten.div.Tensor") \
+                and len(o.args) == 2 and isinstance(o.args[0], torch.Tensor) and _number(o.args[1]):
+            c = float(o.args[1])
+            return skey(o.args[0]), (1.0 / c if o.name.startswith("aten.div") else c)
+        return None, None
+
+    for o in real[:bmm[0]]:
+        key, c = scalar_of(o)
+        if key in vals:
+            vals[skey(o.outs[0])] = (vals[key][0], vals[key][1] * c)
+        elif o.name == "aten.tril.default" and (len(o.args) < 2 or o.args[1] == 0) \
+                and o.args[0].dtype == torch.bool:
+            tril.add(skey(o.outs[0]))
+        elif o.name == "aten.where.self" and skey(o.args[0]) in tril:
+            masks.add(skey(o.outs[0]))
+        else:
+            return None
+    s1 = real[bmm[0]]
+    a, b = s1.args[0], s1.args[1]
+    qa, kb = vals.get(skey(a)), vals.get(skey(b))
+    if not qa or not kb or qa[0] != qn or kb[0] != kn or not a.is_contiguous() \
+            or not b.transpose(-2, -1).is_contiguous() or a.numel() != q.numel() or b.numel() != k.numel():
+        return None
+    scale = qa[1] * kb[1]
+    # the scores: scaled, the causal mask added, then the softmax over the keys, last
+    cur, causal, soft = skey(s1.outs[0]), False, None
+    for o in real[bmm[0] + 1:bmm[1]]:
+        key, c = scalar_of(o)
+        if soft is not None:
+            return None
+        if key == cur:
+            scale *= c
+        elif o.name == "aten.add.Tensor" and skey(o.args[0]) == cur and not causal \
+                and isinstance(o.args[1], torch.Tensor) and skey(o.args[1]) in masks:
+            causal = True
+        elif o.name in ("aten._softmax.default", "aten._safe_softmax.default") \
+                and skey(o.args[0]) == cur and o.args[1] in (-1, o.args[0].dim() - 1) \
+                and not (len(o.args) > 2 and o.args[2]):
+            soft = skey(o.outs[0])
+        else:
+            return None
+        cur = skey(o.outs[0])
+    s2 = real[bmm[1]]
+    if soft is None or skey(s2.args[0]) != soft or not s2.args[0].is_contiguous() \
+            or vals.get(skey(s2.args[1])) != (vn, 1.0) or not s2.args[1].is_contiguous():
+        return None
+    if list(y.shape) != list(q.shape[:-1]) + [v.shape[-1]] or not y.is_contiguous() \
+            or skey(y) != skey(s2.outs[0]) or not (scale > 0 and math.isfinite(scale)):
+        return None
+    n = q.dim()
+    return {"causal": causal, "scale": scale, "scale_root": False, "batch": _dims(q, range(n - 2)),
+            "q_len": _dims(q, [n - 2]), "kv_len": _dims(k, [n - 2]), "head_dim": _dims(q, [n - 1]),
+            "v_dim": _dims(v, [n - 1])}
 
 
 def _gemm(ops, real, inputs, names, origin, y):

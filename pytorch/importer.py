@@ -704,6 +704,13 @@ def import_file(path, into):
     graph_inputs = {t["name"]: tensor_objs[t["name"]] for t in inputs}
     fam, spec, why_not = families.recognise(base.forward.ops, graph_inputs, base.outs)
     if fam:
+        def run_inputs(r):
+            ts = [a for a in r.args if isinstance(a, torch.Tensor)] + [p for _, p in r.params]
+            return dict(zip(graph_inputs, ts))
+        others = [families.recognise(r.forward.ops, run_inputs(r), r.outs) for r in check_runs]
+        spec, why_not = families.settle(fam, spec, [o[1] if o[0] == fam else None for o in others])
+        fam = fam if spec else None
+    if fam:
         spec = {k: _spec_dim(v, k, dims, runs, base)
                 if isinstance(v, list) and all(isinstance(f, (tuple, int)) for f in v) else v
                 for k, v in spec.items()}

@@ -122,6 +122,23 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.inputs[1].init == {"dist": "uniform", "low": 0.5, "high": 1.5}' "$O/group_norm/task.json"
 }
 
+@test "attention from its graph: F.scaled_dot_product_attention (causal) or written out; a scale that is neither a constant nor 1/sqrt(head_dim) is refused" {
+	# is_causal adds where(tril(ones), 0, -inf) to the scores; the scale follows head_dim
+	jq -e '.family == "attention" and .spec == {"causal": true, "scale": 1, "scale_root": true,
+		"batch": "15", "q_len": "q_len", "kv_len": "kv_len", "head_dim": "head_dim", "v_dim": "v_dim"}' \
+		"$O/attention_causal/task.json"
+	jq -e '.family == "attention" and (.spec | .causal == false and .scale_root and .batch == "7")' \
+		"$O/attention_scaled/task.json"
+	# a constant scale stays a constant; over head_dim itself it is no constant, and no root
+	cd "$BATS_TEST_TMPDIR"
+	for s in "0.25:* 0.25" "none:/ q.size(-1)"; do
+		sed "s|/ math.sqrt(q.size(-1))|${s#*:}|" "$P/attention_scaled.py" >"scale_${s%%:*}.py"
+	done
+	"$htam" import -q --into imp scale_0.25.py scale_none.py >imp.jsonl
+	jq -e '.spec | .scale == 0.25 and .scale_root == false' imp/scale_0_25/task.json
+	jq -se '.[1] | .family == "none" and (.why | startswith("its scale is 0.013888"))' imp.jsonl
+}
+
 @test "the null-kernel gate: inputs on which a copy would pass are widened to both signs, then to four times that, with a note each time" {
 	jq -e '.family == "elementwise" and .inputs[0].init == {"dist": "uniform", "low": -4, "high": 4}' \
 		"$O/hardtanh/task.json"
@@ -273,6 +290,8 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	[ "$(spec kb1_16_matmul_with_transposed_a | jq -c '[.a_transposed, .b_layout, .m, .k]')" = '[true,"kn","M","K"]' ]
 	[ "$(spec kb1_18_matmul_with_transposed_both | jq -c '[.a_transposed, .b_layout, .m, .k]')" = '[true,"nk","M","K"]' ]
 	[ "$(spec kb1_4_matrix_vector_multiplication)" = '{"m":"M","k":"K"}' ]
+	# F.scaled_dot_product_attention: PyTorch's default scale is the root's inverse at every size
+	[ "$(spec kb1_97_scaleddotproductattention)" = '{"causal":false,"scale":1,"scale_root":true,"batch":"batch_size*num_heads","q_len":"sequence_length","kv_len":"sequence_length","head_dim":"embedding_dimension","v_dim":"embedding_dimension"}' ]
 	[ "$(spec kb1_10_3d_tensor_matrix_multiplication | jq -r .m)" = 'M*N' ]
 	[ "$(fam kb1_63_conv_standard_2d__square_input__square_kernel)" = none ]
 	jq -e '.spec.b_layout == "nk" and .spec.bias and (.spec.epilogue | contains("erff"))' \

@@ -57,6 +57,15 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	cp out.jsonl "$BATS_FILE_TMPDIR/benched.jsonl"
 }
 
+@test "the attention family: eight configurations each, causal and written out, correct against the oracle at sizes no tile divides" {
+	for t in attention_causal attention_scaled; do
+		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 8
+	done | kcompile | kbench -q >out.jsonl
+	jq -c '{t: .task.id, d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
+	[ "$(jq -s 'map(.candidate.id) | unique | length' out.jsonl)" -eq 16 ]
+	jq -se 'all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-6)' out.jsonl
+}
+
 @test "the null-kernel gate (zeros, a constant, a copy of the input) fails every imported task" {
 	"$ROOT/tests/gpu/data/gate/mkgate" "$I"/*/ | kcompile | kbench -q >out.jsonl
 	jq -c 'select(.bench.status == "ok") | {t: .task.id, g: .candidate.id}' out.jsonl >&3

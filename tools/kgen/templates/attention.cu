@@ -1,0 +1,191 @@
+/* attention.cu: the attention family's kernels (docs/templates.md),
+ * variant wg. O[b] = softmax(scale Q[b] K[b]^T, masked) V[b] for each of
+ * the batch's matrices: Q q_len x head_dim, K kv_len x head_dim, V kv_len
+ * x v_dim, O q_len x v_dim, all row-major; causal masks key j from query i
+ * where j > i (PyTorch's is_causal, the mask's diagonal at the top left).
+ * fp32-accurate: both products in 3xFP16 split precision on warpgroup
+ * MMA, through the gemm family's wg machinery (wg.cuh; gemm_wg.cu's top
+ * says how it works and how accurate it is).
+ *
+ * The scores are written out, not kept on chip as flash attention does:
+ * a flash kernel holds a block's rows of O in registers across the whole
+ * pass over the keys, and a warpgroup's registers hold 64 rows of at most
+ * 256 columns, so a head dimension past that makes it compute the scores
+ * once per slice of O (KernelBench's 1024: four times, 2.5 times the
+ * work). Here the scores are half the size of Q, so writing and reading
+ * them costs less than the passes over Q, K and V.
+ *
+ * gemm_h3_absmax finds the largest magnitudes of Q and K (scale slots 0
+ * and 1 of att_sqk) and of V (slot 0 of att_spv). attn_split writes each
+ * operand scaled and split into wgmma's tiled planes: Q as A and K as B of
+ * the scores' product, V (stored k x n) transposed as B of the output's.
+ * attn_product then computes S = Q K^T into att_s (rows padded to a
+ * multiple of 8); attn_softmax turns each row of S into probabilities,
+ * scaled by 2^13, written straight into the A planes of the output's
+ * product (att_p; slot 1 of att_spv says 13); attn_product again makes O
+ * = P V. Causal: the scores' product skips tiles above the diagonal
+ * (attn_softmax reads none of their values) and the output's stops at the
+ * last k-tile a block's rows attend to. */
+
+#define CAUSAL ({{causal}})
+/* the scale: a constant, times 1 / sqrt(head_dim) when scale_root */
+#define SM_SCALE ((float)({{scale}}))
+#define SCALE_ROOT ({{scale_root}})
+#define P_EXP 13 /* P's scale exponent: 2^13 P is at most 8192, in fp16's range */
+#define ATT_NEG_INF __int_as_float(0xff800000)
+
+/* Grid (G) as gemm_h3_absmax's, 256 threads: operand which (0: Q, 1: K, 2:
+ * V) of mats matrices, rows x k (V: k x rows, keys by columns of O), into
+ * the tiled planes at h, with its scale from slot 0, 1 and 0. */
+extern "C" __global__ void __launch_bounds__(256)
+attn_split(const float *__restrict__ x, long long mats, long long rows,
+	long long k, unsigned short *__restrict__ h, int *__restrict__ scale,
+	int which)
+{
+	wg_split(x, mats, rows, k, h, scale, which == 1, which ? TILE_N : TILE_M,
+		which == 2);
+}
+
+/* C = A @ B^T from the tiled planes of A (wa) and B (wb) and their scale
+ * exponents, for matrix blockIdx.y, tile blockIdx.x (tile_origin); C is
+ * M x N. scores: C is S (rows CDIV(N, 8) * 8 long), and causal tiles
+ * wholly above the diagonal are skipped; else C is O and a causal block
+ * stops at the k-tile of its last row. */
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+attn_product(float *__restrict__ C, long long M, long long N, long long K,
+	const unsigned short *__restrict__ wa, const unsigned short *__restrict__ wb,
+	const int *__restrict__ scale, int scores)
+{
+	const long long bz = blockIdx.y, ld = scores ? CDIV(N, 8) * 8 : N;
+	int ktiles = (int)CDIV(K, WG_K);
+	long long m0, n0;
+	float acc[NACC];
+
+	tile_origin(M, N, TILE_M, TILE_N, &m0, &n0);
+	if (CAUSAL && scores && n0 > m0 + TILE_M - 1)
+		return;
+	const unsigned char *ga = reinterpret_cast<const unsigned char *>(wa) +
+		(bz * CDIV(M, TILE_M) + m0 / TILE_M) * ktiles * (long long)A_BYTES;
+	const unsigned char *gb = reinterpret_cast<const unsigned char *>(wb) +
+		(bz * CDIV(N, TILE_N) + n0 / TILE_N) * ktiles * (long long)B_BYTES;
+	const int kt1 = CAUSAL && !scores ? (int)min((long long)ktiles,
+		CDIV(m0 + TILE_M, WG_K)) : ktiles;
+	if (!wg_mainloop(acc, ga, gb, 0, kt1))
+		return;
+
+	const int sh = -(scale[0] + scale[1]);
+
+	C += bz * M * ld;
+	wg_pairs(acc, [&](int r, int c, float v0, float v1) {
+		const long long row = m0 + r, col = n0 + c;
+
+		if (row >= M)
+			return;
+		float *p = C + row * ld + col;
+		if (col + 1 < ld && (ld & 1) == 0) {
+			*reinterpret_cast<float2 *>(p) = make_float2(scalbnf(v0, sh), scalbnf(v1, sh));
+		} else {
+			if (col < ld)
+				p[0] = scalbnf(v0, sh);
+			if (col + 1 < ld)
+				p[1] = scalbnf(v1, sh);
+		}
+	});
+}
+
+/* The 8 scores of chunk q of a row of S (s), times c, -inf from column
+ * lim on. */
+static __device__ __forceinline__ void attn_chunk(const float *s, long long q,
+	long long lim, float c, float (&v)[8])
+{
+	const long long j0 = q * 8;
+
+	if (j0 + 8 <= lim) {
+		const float4 a = reinterpret_cast<const float4 *>(s + j0)[0];
+		const float4 b = reinterpret_cast<const float4 *>(s + j0)[1];
+
+		v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+		v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+	} else {
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+			v[j] = j0 + j < lim ? s[j0 + j] : ATT_NEG_INF;
+	}
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+		v[j] *= c; /* -inf stays -inf: c > 0 */
+}
+
+/* A grid of 256 threads, a warp a row: each row of S (mats matrices of M
+ * rows, N scores each; head dimension d) as the probabilities softmax(scale s) (those the
+ * causal mask removes 0) times 2^P_EXP, written into the A planes of the
+ * output's product at P (tiles of TILE_M rows by 64 keys; rows past M and
+ * keys past N zeros), and P_EXP to scale[1]. The row's maximum and sum of
+ * exponentials come from one pass (each lane's running pair, merged
+ * across the warp), the probabilities from a second, which finds the row
+ * in L1 or L2. */
+extern "C" __global__ void __launch_bounds__(256)
+attn_softmax(unsigned short *__restrict__ P, const float *__restrict__ S,
+	int *__restrict__ scale, long long mats, long long M, long long N,
+	long long d)
+{
+	const int lane = threadIdx.x & 31, lg = __ffs(TILE_M) - 1;
+	const long long ld = CDIV(N, 8) * 8, tiles = CDIV(M, TILE_M), rp = tiles * TILE_M;
+	const long long ktiles = CDIV(N, WG_K), kc = ktiles * 8, rows = mats * rp;
+	/* in powers of 2 */
+	const float c = SM_SCALE * (SCALE_ROOT ? 1.0f / sqrtf((float)d) : 1.0f) *
+		1.4426950408889634f;
+	const float zero[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		scale[1] = P_EXP;
+	for (long long w = (long long)blockIdx.x * 8 + threadIdx.x / 32; w < rows;
+		w += (long long)gridDim.x * 8) {
+		long long mat, r;
+
+		h3_divmod(w, rp, &mat, &r);
+		const float *s = S + (mat * M + r) * ld;
+		const long long lim = r >= M ? 0 : CAUSAL ? min(N, r + 1) : N;
+		float m = ATT_NEG_INF, l = 0.0f, v[8];
+
+		for (long long q = lane; q * 8 < lim; q += 32) {
+			float mx = m;
+
+			attn_chunk(s, q, lim, c, v);
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+				mx = fmaxf(mx, v[j]);
+			l *= exp2f(m - mx); /* m -inf: l is 0 */
+			m = mx;
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+				l += exp2f(v[j] - m);
+		}
+#pragma unroll
+		for (int o = 16; o > 0; o >>= 1) {
+			const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+			const float l2 = __shfl_xor_sync(0xffffffffu, l, o);
+			const float mx = fmaxf(m, m2);
+
+			/* a lane that saw no score has m -inf and l 0 */
+			l = (m == ATT_NEG_INF ? 0.0f : l * exp2f(m - mx)) +
+				(m2 == ATT_NEG_INF ? 0.0f : l2 * exp2f(m2 - mx));
+			m = mx;
+		}
+		const float inv = lim ? __int_as_float((127 + P_EXP) << 23) / l : 0.0f;
+
+		for (long long q = lane; q < kc; q += 32) {
+			unsigned short *dst = wg_chunk(P, mat, r, q, tiles, ktiles, TILE_M, lg);
+
+			if (q * 8 >= lim) {
+				wg_put(dst, TILE_M * WG_K, zero, 1.0f, 1.0f);
+				continue;
+			}
+			attn_chunk(s, q, lim, c, v);
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+				v[j] = exp2f(v[j] - m) * inv;
+			wg_put(dst, TILE_M * WG_K, v, 1.0f, 1.0f);
+		}
+	}
+}

@@ -78,7 +78,7 @@ compiled() {
 	run gemm_tasks
 	[ "$status" -eq 0 ]
 	names=$(for t in "${lines[@]}"; do echo "${t##*/}"; done | sort | tr '\n' ' ')
-	[ "$names" = "batched_linear_tanh bmm gemm_div_gelu gemm_scale_residual gemm_sub_mul_relu matmul_square matmul_standard matvec t_linear_relu " ]
+	[ "$names" = "batched_linear_tanh bmm gemm_div_gelu gemm_scale_residual gemm_sub_mul_relu matmul_square matmul_standard matvec t_linear_relu t_tril " ]
 }
 
 @test "every knob value of every gemm variant renders, less those the constraints refuse" {
@@ -95,9 +95,9 @@ compiled() {
 			{ echo "$id: $n candidates of $moves moves, $refused refused"; false; }
 		[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
 			'["wg",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":1}]' ]
-		# A stored K x M: only wg and wgk take it (h3's and tiled's when)
+		# A stored K x M, a triangular C: only wg and wgk take them (h3's and tiled's when)
 		want=$variants
-		[ "$(jq .spec.a_transposed "$t/task.json")" = true ] && want="wg wgk"
+		[ "$(jq '.spec.a_transposed or .spec.tril' "$t/task.json")" = true ] && want="wg wgk"
 		[ "$(jq -r .candidate.variant "$OUT/$id.cand" | sort -u | tr '\n' ' ')" = "$want " ]
 		# distinct configurations, each a distinct candidate
 		[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq "$n" ]
@@ -168,17 +168,22 @@ compiled() {
 	[ "${lines[1]}" = '["cdiv((m), 64 * WGS) * cdiv((n), TILE_N)","(batch)"]' ]
 	# wgk: the product into SPLITK slices of partials, then their sum through the epilogue
 	run jq -c 'select(.candidate.variant == "wgk") | .candidate.launch | [.launches[3].grid, .launches[3].args[0], .launches[4].kernel, .launches[4].args, .workspace[3].count]' "$OUT/gemm_sub_mul_relu.cand"
-	[ "${lines[0]}" = '[["cdiv((m), 64 * WGS) * cdiv((n), TILE_N)","1","SPLITK"],"wg_part","gemm_wg_reduce",["y","wg_part","i64:1 * (m) * (n)","i64:(n)","x","W","b"],"SPLITK * 1 * (m) * (n)"]' ]
+	[ "${lines[0]}" = '[["cdiv((m), 64 * WGS) * cdiv((n), TILE_N)","1","SPLITK"],"wg_part","gemm_wg_reduce",["y","wg_part","i64:1 * (m) * (n)","i64:(m)","i64:(n)","x","W","b"],"SPLITK * 1 * (m) * (n)"]' ]
 	# tiled reads A and B themselves
 	run jq -c 'select(.candidate.variant == "tiled") | .candidate.launch.launches[0] | [.grid, .args]' "$OUT/bmm.cand"
 	[ "${lines[0]}" = '[["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"],["C","i64:(m)","i64:(n)","i64:(k)","A","B"]]' ]
 }
 
-@test "a product of A stored K x M is served by wg and wgk alone, h3 and tiled saying why not" {
-	grep -q 'sweep h3 TILE_M=64 .*refused: variant h3 does not apply: 1 - {{a_transposed}} is 0 at params' "$OUT/t_linear_relu.notes"
-	grep -q 'sweep tiled TC=0 .*refused: variant tiled does not apply' "$OUT/t_linear_relu.notes"
+@test "a product of A stored K x M, or a triangular C, is served by wg and wgk alone, h3 and tiled saying why not" {
+	for t in t_linear_relu t_tril; do
+		grep -q 'sweep h3 TILE_M=64 .*refused: variant h3 does not apply: (1 - {{a_transposed}}) \* (1 - {{tril}}) is 0 at params' "$OUT/$t.notes"
+		grep -q 'sweep tiled TC=0 .*refused: variant tiled does not apply' "$OUT/$t.notes"
+		[ "$(jq -r .candidate.variant "$OUT/$t.cand" | sort -u | tr '\n' ' ')" = "wg wgk " ]
+	done
 	src=$(head -1 "$OUT/t_linear_relu.cand" | jq -r .candidate.source)
-	[[ $src == *"#define A_T (1)"* && $src == *"#define B_LAYOUT_nk 1"* ]]
+	[[ $src == *"#define A_T (1)"* && $src == *"#define B_LAYOUT_nk 1"* && $src == *"#define TRIL (0)"* ]]
+	src=$(head -1 "$OUT/t_tril.cand" | jq -r .candidate.source)
+	[[ $src == *"#define TRIL (1)"* && $src == *"#define BATCHED (1)"* ]]
 }
 
 @test "the gemm source carries the task's spec: layout, bias, batching, epilogue" {

@@ -304,6 +304,13 @@ gemm_run() {
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
+@test "the gemm family's wg and wgk are correct on tril(A @ B + 1): the tiles above the diagonal zeros, not computed" {
+	# h3 and tiled refuse a triangular C: the default and split-K
+	gemm_run tests/data/kgen-gemm/t_tril 2
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk " ]
+	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
+}
+
 @test "the gemm family's wg and wgk are correct where A is stored K x M (A.T @ B.T, with bias)" {
 	# h3 and tiled refuse A stored K x M: the default and split-K
 	gemm_run tests/data/kgen-gemm/t_linear_relu 2

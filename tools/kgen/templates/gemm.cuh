@@ -12,6 +12,9 @@
 #else
 #define BIAS_PARAM
 #endif
+/* C is tril(...): values above the diagonal (col > row) are 0, and tiles
+ * wholly above it are not computed. Only variants wg and wgk take it. */
+#define TRIL ({{tril}})
 /* A stored K x M (A.T @ B): only variants wg and wgk take it. */
 #define A_T ({{a_transposed}})
 #define B_LAYOUT_{{b_layout}} 1
@@ -29,10 +32,13 @@ static __device__ __forceinline__ float gemm_epilogue(float v)
 	return ({{epilogue}});
 }
 
-/* v (times 2^sh) plus the bias of column col, through the epilogue. */
+/* v (times 2^sh) plus the bias of column col, through the epilogue; 0
+ * above the diagonal when TRIL. */
 static __device__ __forceinline__ float finish(float v, int sh,
-	const float *bias, long long col)
+	const float *bias, long long row, long long col)
 {
+	if (TRIL && col > row)
+		return 0.0f;
 	if (sh)
 		v = scalbnf(v, sh);
 	if (HAS_BIAS)
@@ -40,19 +46,20 @@ static __device__ __forceinline__ float finish(float v, int sh,
 	return gemm_epilogue(v);
 }
 
-/* Writes v0, v1 (columns col, col + 1 of one row of C) through finish,
- * as one 8-byte store where both are inside and aligned. */
+/* Writes v0, v1 (columns col, col + 1 of row row of C, at crow) through
+ * finish, as one 8-byte store where both are inside and aligned. */
 static __device__ __forceinline__ void store_pair(float *crow, int sh,
-	const float *bias, long long col, long long N, float v0, float v1)
+	const float *bias, long long row, long long col, long long N, float v0,
+	float v1)
 {
 	if (col + 1 < N && (N & 1) == 0) {
-		float2 o = make_float2(finish(v0, sh, bias, col),
-			finish(v1, sh, bias, col + 1));
+		float2 o = make_float2(finish(v0, sh, bias, row, col),
+			finish(v1, sh, bias, row, col + 1));
 		*(float2 *)(crow + col) = o;
 	} else {
 		if (col < N)
-			crow[col] = finish(v0, sh, bias, col);
+			crow[col] = finish(v0, sh, bias, row, col);
 		if (col + 1 < N)
-			crow[col + 1] = finish(v1, sh, bias, col + 1);
+			crow[col + 1] = finish(v1, sh, bias, row, col + 1);
 	}
 }

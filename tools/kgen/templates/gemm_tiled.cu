@@ -583,7 +583,7 @@ static __device__ __forceinline__ void acc_store(const tile_acc &acc,
 				continue;
 #pragma unroll
 			for (int j = 0; j < NJ; j++)
-				store_pair(C + row * N, sh, bias, n0 + wn0 + j * 8 + 2 * t, N,
+				store_pair(C + row * N, sh, bias, row, n0 + wn0 + j * 8 + 2 * t, N,
 					acc.v[i][j][2 * h], acc.v[i][j][2 * h + 1]);
 		}
 }
@@ -715,7 +715,7 @@ static __device__ __forceinline__ void acc_store(const tile_acc &acc,
 			long long col = n0 + wn0 + simt_col(c, lx);
 
 			if (col < N)
-				C[row * N + col] = finish(acc.v[i][c], sh, bias, col);
+				C[row * N + col] = finish(acc.v[i][c], sh, bias, row, col);
 		}
 	}
 }

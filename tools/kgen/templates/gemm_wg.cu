@@ -47,14 +47,15 @@ gemm_wg_split(const float *__restrict__ x, long long mats, long long rows,
 #define KSPLIT 1
 #endif
 
-/* Writes v0, v1 (columns col, col + 1 of one row of C) times 2^sh: through
- * the bias and the epilogue, or with split-K as they are, a slice's share
- * of the sum. */
+/* Writes v0, v1 (columns col, col + 1 of row row of C, at crow) times
+ * 2^sh: through the bias and the epilogue, or with split-K as they are, a
+ * slice's share of the sum. */
 static __device__ __forceinline__ void wg_store(float *crow, int sh,
-	const float *bias, long long col, long long N, float v0, float v1)
+	const float *bias, long long row, long long col, long long N, float v0,
+	float v1)
 {
 	if (KSPLIT == 1) {
-		store_pair(crow, sh, bias, col, N, v0, v1);
+		store_pair(crow, sh, bias, row, col, N, v0, v1);
 		return;
 	}
 	if (col < N)
@@ -68,7 +69,9 @@ static __device__ __forceinline__ void wg_store(float *crow, int sh,
  * (tile_origin); A and B themselves are not read (they come with the
  * task's inputs, before the bias). With split-K (variant wgk) block z of
  * SPLITK takes slice z of the k-tiles and writes its share of the product
- * to slice z of C, the partials, instead. */
+ * to slice z of C, the partials, instead. A tile wholly above the
+ * diagonal of a tril C is not computed: zeros (gemm_wg_reduce masks the
+ * partials it does not write). */
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 	const unsigned short *__restrict__ wa, const unsigned short *__restrict__ wb,
@@ -89,25 +92,41 @@ gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 	const unsigned char *gb = reinterpret_cast<const unsigned char *>(wb) +
 		((BATCHED ? bz : 0) * CDIV(N, TILE_N) + n0 / TILE_N) * ktiles *
 		(long long)B_BYTES;
-	if (!wg_mainloop(acc, ga, gb, (int)((long long)ktiles * kz / KSPLIT),
-		(int)((long long)ktiles * (kz + 1) / KSPLIT)))
+	if (TRIL && n0 > m0 + TILE_M - 1) {
+		if (KSPLIT > 1 || threadIdx.x >= 128 * WGS)
+			return;
+#pragma unroll
+		for (int i = 0; i < NACC; i++)
+			acc[i] = 0.0f;
+	} else if (!wg_mainloop(acc, ga, gb, (int)((long long)ktiles * kz / KSPLIT),
+		(int)((long long)ktiles * (kz + 1) / KSPLIT))) {
 		return;
+	}
 
 	const int sh = -(scale[0] + scale[1]);
+	int r, c;
 
+	wg_origin(&r, &c);
 	C += ((long long)kz * gridDim.y + bz) * M * N;
-	wg_pairs(acc, [&](int r, int c, float v0, float v1) {
-		if (m0 + r < M)
-			wg_store(C + (m0 + r) * N, sh, bias, n0 + c, N, v0, v1);
-	});
+#pragma unroll
+	for (int hh = 0; hh < 2; hh++) {
+		const long long row = m0 + r + hh * 8;
+
+		if (row >= M)
+			continue;
+#pragma unroll
+		for (int j = 0; j < TILE_N / 8; j++)
+			wg_store(C + row * N, sh, bias, row, n0 + 8 * j + c, N,
+				acc[4 * j + 2 * hh], acc[4 * j + 2 * hh + 1]);
+	}
 }
 #if defined(VARIANT_wgk)
 /* Grid-stride, 256 threads: C = epilogue(the sum of gemm_wg's SPLITK
- * slices of partials + bias), total values of C (every batch), rows N
- * long; A and B come with the task's inputs and are not read. */
+ * slices of partials + bias), total values of C (every batch), matrices
+ * of M rows N long; A and B come with the task's inputs and are not read. */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_wg_reduce(float *__restrict__ C, const float *__restrict__ part,
-	long long total, long long N, const float *__restrict__ A,
+	long long total, long long M, long long N, const float *__restrict__ A,
 	const float *__restrict__ B BIAS_PARAM)
 {
 #if !HAS_BIAS
@@ -121,7 +140,8 @@ gemm_wg_reduce(float *__restrict__ C, const float *__restrict__ part,
 #pragma unroll
 		for (int z = 0; z < KSPLIT; z++)
 			v += __ldcs(part + z * total + i);
-		C[i] = finish(v, 0, bias, HAS_BIAS ? i % N : 0);
+		C[i] = finish(v, 0, bias, TRIL ? i / N % M : 0,
+			HAS_BIAS || TRIL ? i % N : 0);
 	}
 }
 #endif

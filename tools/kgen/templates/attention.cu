@@ -15,10 +15,12 @@
  * work). Here the scores are half the size of Q, so writing and reading
  * them costs less than the passes over Q, K and V.
  *
- * gemm_h3_absmax finds the largest magnitudes of Q and K (scale slots 0
- * and 1 of att_sqk) and of V (slot 0 of att_spv). attn_split writes each
+ * attn_absmax finds the largest magnitudes of Q and K (scale slots 0 and
+ * 1 of att_sqk) and of V (slot 0 of att_spv). attn_split writes each
  * operand scaled and split into wgmma's tiled planes: Q as A and K as B of
  * the scores' product, V (stored k x n) transposed as B of the output's.
+ * Each is one launch over the three operands (a row of blocks each), so a
+ * small problem waits on five launches, not eight.
  * attn_product then computes S = Q K^T into att_s (rows padded to a
  * multiple of 8); attn_softmax turns each row of S into probabilities,
  * scaled by 2^13, written straight into the A planes of the output's
@@ -34,16 +36,39 @@
 #define P_EXP 13 /* P's scale exponent: 2^13 P is at most 8192, in fp16's range */
 #define ATT_NEG_INF __int_as_float(0xff800000)
 
-/* Grid (G) as gemm_h3_absmax's, 256 threads: operand which (0: Q, 1: K, 2:
- * V) of mats matrices, rows x k (V: k x rows, keys by columns of O), into
- * the tiled planes at h, with its scale from slot 0, 1 and 0. */
+/* Grid (G, 3), 256 threads: block (b, o) writes the largest finite
+ * magnitude of its share of Q (o 0, nq values), K (1) or V (2) to the
+ * partial maxima of scale slot 0 and 1 of sqk, and slot 0 of spv. */
 extern "C" __global__ void __launch_bounds__(256)
-attn_split(const float *__restrict__ x, long long mats, long long rows,
-	long long k, unsigned short *__restrict__ h, int *__restrict__ scale,
-	int which)
+attn_absmax(const float *__restrict__ q, long long nq, const float *__restrict__ k,
+	long long nk, const float *__restrict__ v, long long nv, int *__restrict__ sqk,
+	int *__restrict__ spv)
 {
-	wg_split(x, mats, rows, k, h, scale, which == 1, which ? TILE_N : TILE_M,
-		which == 2);
+	const int o = blockIdx.y;
+	const float m = h3_block_max(h3_absmax_part(o == 0 ? q : o == 1 ? k : v,
+		o == 0 ? nq : o == 1 ? nk : nv));
+
+	if (threadIdx.x == 0)
+		reinterpret_cast<float *>(o == 2 ? spv : sqk)[2 + (o & 1) * gridDim.x + blockIdx.x] = m;
+}
+
+/* Grid (G, 3) as attn_absmax's, 256 threads: block row o splits Q (o 0,
+ * rows q_len), K (1, rows kv_len) or V (2, kv_len x v_dim, keys by columns
+ * of O, transposed), mats matrices each, into the tiled planes at wq, wk
+ * or wv, with its scale from slot 0 or 1 of sqk or slot 0 of spv. */
+extern "C" __global__ void __launch_bounds__(256)
+attn_split(const float *__restrict__ q, const float *__restrict__ k,
+	const float *__restrict__ v, long long mats, long long q_len, long long kv_len,
+	long long head_dim, long long v_dim, unsigned short *__restrict__ wq,
+	unsigned short *__restrict__ wk, unsigned short *__restrict__ wv,
+	int *__restrict__ sqk, int *__restrict__ spv)
+{
+	if (blockIdx.y == 0)
+		wg_split(q, mats, q_len, head_dim, wq, sqk, 0, TILE_M, false);
+	else if (blockIdx.y == 1)
+		wg_split(k, mats, kv_len, head_dim, wk, sqk, 1, TILE_N, false);
+	else
+		wg_split(v, mats, v_dim, kv_len, wv, spv, 0, TILE_N, true);
 }
 
 /* C = A @ B^T from the tiled planes of A (wa) and B (wb) and their scale
@@ -75,22 +100,33 @@ attn_product(float *__restrict__ C, long long M, long long N, long long K,
 
 	const int sh = -(scale[0] + scale[1]);
 
+	int r, c;
+
+	wg_origin(&r, &c);
 	C += bz * M * ld;
-	wg_pairs(acc, [&](int r, int c, float v0, float v1) {
-		const long long row = m0 + r, col = n0 + c;
+#pragma unroll
+	for (int hh = 0; hh < 2; hh++) {
+		const long long row = m0 + r + hh * 8;
 
 		if (row >= M)
-			return;
-		float *p = C + row * ld + col;
-		if (col + 1 < ld && (ld & 1) == 0) {
-			*reinterpret_cast<float2 *>(p) = make_float2(scalbnf(v0, sh), scalbnf(v1, sh));
-		} else {
-			if (col < ld)
-				p[0] = scalbnf(v0, sh);
-			if (col + 1 < ld)
-				p[1] = scalbnf(v1, sh);
+			continue;
+		float *crow = C + row * ld;
+#pragma unroll
+		for (int j = 0; j < TILE_N / 8; j++) {
+			const long long col = n0 + 8 * j + c;
+			const float v0 = scalbnf(acc[4 * j + 2 * hh], sh);
+			const float v1 = scalbnf(acc[4 * j + 2 * hh + 1], sh);
+
+			if (col + 1 < ld && (ld & 1) == 0) {
+				*reinterpret_cast<float2 *>(crow + col) = make_float2(v0, v1);
+			} else {
+				if (col < ld)
+					crow[col] = v0;
+				if (col + 1 < ld)
+					crow[col + 1] = v1;
+			}
 		}
-	});
+	}
 }
 
 /* The 8 scores of chunk q of a row of S (s), times c, -inf from column

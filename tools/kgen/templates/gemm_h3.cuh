@@ -47,15 +47,11 @@ static __device__ __forceinline__ float h3_mag(float x)
 	return m < __int_as_float(0x7f800000) ? m : 0.0f;
 }
 
-/* Grid (G, 2), 256 threads: block (b, o) writes the largest finite
- * magnitude of its share of operand o (0: a, na values; 1: b) to
- * scale[2 + o * G + b]. */
-extern "C" __global__ void __launch_bounds__(256)
-gemm_h3_absmax(const float *__restrict__ a, long long na,
-	const float *__restrict__ b, long long nb, int *__restrict__ scale)
+/* This thread's largest finite magnitude of its share of the n values at
+ * x, the grid's blocks of 256 threads along x striding over them. */
+static __device__ __forceinline__ float h3_absmax_part(const float *__restrict__ x,
+	long long n)
 {
-	const float *x = blockIdx.y ? b : a;
-	const long long n = blockIdx.y ? nb : na;
 	const long long stride = (long long)gridDim.x * 256;
 	long long i = (long long)blockIdx.x * 256 + threadIdx.x, done = 0;
 	float m = 0.0f;
@@ -73,7 +69,19 @@ gemm_h3_absmax(const float *__restrict__ a, long long na,
 	}
 	for (long long j = done + i; j < n; j += stride)
 		m = fmaxf(m, h3_mag(x[j]));
-	m = h3_block_max(m);
+	return m;
+}
+
+/* Grid (G, 2), 256 threads: block (b, o) writes the largest finite
+ * magnitude of its share of operand o (0: a, na values; 1: b) to
+ * scale[2 + o * G + b]. */
+extern "C" __global__ void __launch_bounds__(256)
+gemm_h3_absmax(const float *__restrict__ a, long long na,
+	const float *__restrict__ b, long long nb, int *__restrict__ scale)
+{
+	const float m = h3_block_max(h3_absmax_part(blockIdx.y ? b : a,
+		blockIdx.y ? nb : na));
+
 	if (threadIdx.x == 0)
 		reinterpret_cast<float *>(scale)[2 + blockIdx.y * gridDim.x + blockIdx.x] = m;
 }

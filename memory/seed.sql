@@ -18,7 +18,7 @@ INSERT INTO meta (key, value) VALUES
 INSERT INTO families (id) VALUES
 	('elementwise'), ('row_norm'), ('row_loss'), ('channel_norm'), ('layer_norm'),
 	('mid_reduce'), ('global_reduce'), ('gemm'), ('gemv'), ('pool'), ('scan'), ('stat_norm'),
-	('row_reduce'), ('attention');
+	('row_reduce'), ('attention'), ('broadcast');
 
 INSERT INTO directions (id, name, ord, text) VALUES
 ('memory_access', 'Memory Access', 1,
@@ -347,6 +347,7 @@ INSERT INTO fits (strategy, family, prior) VALUES
 ('tc_3xtf32', 'gemm', 0.8), ('tc_3xfp16', 'gemm', 0.8),
 ('tc_wgmma', 'gemm', 0.9), ('tc_wg_shape', 'gemm', 0.4), ('pm_split_k', 'gemm', 0.5),
 ('tc_attn_tile', 'attention', 0.4),
+('ma_vector_loads', 'broadcast', 0.9), ('pm_block_size', 'broadcast', 0.5),
 ('tc_mma_tiling', 'gemm', 0.6),
 ('tc_fp32_ffma', 'gemm', 0.3),
 ('tc_fp64_accumulate', 'global_reduce', 0.5), ('tc_fp64_accumulate', 'layer_norm', 0.4),

@@ -13,8 +13,10 @@ channels, layer norm, batch norm (training), instance and group norm, reductions
 maximum, minimum and their indices), pooling (max and average over
 one to three spatial axes), cumulative sums and products (reversed,
 exclusive), the Frobenius normalisation, the mean squared error, cross entropy, matrix
-products (plain, batched, F.linear) with a pointwise epilogue, and
-matrix-vector products. Anything else is served by no family.
+products (plain, batched, F.linear, A or B transposed) with a pointwise epilogue and
+optionally the lower triangle, matrix-vector products, pointwise maps with inputs
+broadcast along rows or columns, and scaled dot-product attention. Anything else is
+served by no family.
 """
 import math
 
@@ -556,13 +558,15 @@ def _pointwise(name, args, op):
     return None
 
 
-def pointwise_expr(ops, known, shape):
+def pointwise_expr(ops, known, shape, bcast=None):
     """Runs ops over the C texts in known (storage key -> text) as far as
-    each is pointwise over tensors of exactly shape (or Python scalars);
-    returns known extended. Copies and views that keep the shape pass the
-    text on."""
+    each is pointwise over tensors of exactly shape (or Python scalars;
+    or, for the storage keys in bcast, views of one value per row of shape
+    or per column: bcast_kind); returns known extended. Copies and views
+    that keep the shape pass the text on."""
     from trace import skey
     known = dict(known)
+    bcast = bcast or {}
     for op in ops:
         if not op.outs or not isinstance(op.outs[0], torch.Tensor):
             continue
@@ -580,7 +584,9 @@ def pointwise_expr(ops, known, shape):
         ok = True
         for x in op.args:
             if isinstance(x, torch.Tensor):
-                if skey(x) not in known or list(x.shape) != list(shape) or not x.is_contiguous():
+                kind = bcast.get(skey(x))
+                if skey(x) not in known or (bcast_kind(x, shape) != kind if kind else
+                                            list(x.shape) != list(shape) or not x.is_contiguous()):
                     ok = False
                     break
                 args.append(known[skey(x)])
@@ -603,6 +609,50 @@ def pointwise_expr(ops, known, shape):
         if text is not None:
             known[skey(out)] = text
     return known
+
+
+def bcast_kind(t, shape):
+    """How a view t broadcasts over shape: "row" (shape's leading axes, one
+    value per row: (..., 1)), "col" (its last axis: (cols,) or (1, ...,
+    cols)), or None."""
+    s, n = list(t.shape), len(shape)
+    if s == list(shape[:-1]) + [1] and shape[-1] != 1 and t.numel() > 1:
+        return "row"
+    if len(s) <= n and s and s[-1] == shape[-1] and all(d == 1 for d in s[:-1]) and n >= 2 \
+            and math.prod(shape[:-1]) > 1:
+        return "col"
+    return None
+
+
+def _broadcast(ops, inputs, y):
+    """The spec of family broadcast: y (2-D or more) a pointwise expression
+    of inputs of its shape and of inputs broadcast along its last axis (a
+    value per row, viewed as (..., 1)) or along its rows (a value per
+    column); at least one broadcast. None for anything else."""
+    from trace import skey
+    if y.dim() < 2 or y.dtype not in FLOATS or not y.is_contiguous():
+        return None
+    kinds, masks = {}, {"row": 0, "col": 0}
+    for i, (n, t) in enumerate(inputs.items()):
+        if t.dtype not in FLOATS or not t.is_contiguous():
+            return None
+        if list(t.shape) == list(y.shape):
+            continue
+        # its kind from the views of it the ops read
+        seen = {bcast_kind(a, y.shape) for o in ops if o.name not in SKIP
+                for a in o.args if isinstance(a, torch.Tensor) and skey(a) == skey(t)}
+        if len(seen) != 1 or None in seen:
+            return None
+        kinds[skey(t)] = seen.pop()
+        masks[kinds[skey(t)]] |= 1 << i
+    if not kinds:
+        return None
+    known = pointwise_expr(ops, {skey(t): n for n, t in inputs.items()}, y.shape, kinds)
+    if skey(y) not in known or known[skey(y)] in inputs:
+        return None
+    n = y.dim()
+    return {"expr": known[skey(y)], "rows": _dims(y, range(n - 1)), "cols": _dims(y, [n - 1]),
+            "per_row": masks["row"], "per_col": masks["col"]}
 
 
 def _real(ops):
@@ -644,6 +694,9 @@ def recognise(ops, inputs, outputs):
             return "elementwise", {"expr": known[skey(y)], "numel": _dims(y)}, None
     if not real:
         return None, None, "the forward computes nothing"
+    bc = _broadcast(ops, inputs, y)
+    if bc:
+        return "broadcast", bc, None
     first = real[0]
     x = first.args[0] if first.args and isinstance(first.args[0], torch.Tensor) else None
     xname = input_of(x) if x is not None else None
@@ -883,11 +936,12 @@ def _gemm(ops, real, inputs, names, origin, y):
     mm = mm[0]
     a, b = (mm.args[1], mm.args[2]) if mm.name == "aten.addmm.default" else (mm.args[0], mm.args[1])
     bias = mm.args[0] if mm.name == "aten.addmm.default" else None
-    # A is an input as it is, or the transpose of an input's (k, m) (A.T @ B).
+    # A is an input as it is, or the transpose of an input's (k, m) (A.T @ B),
+    # per batch under bmm.
     an = origin.get(a)
     if an and a.is_contiguous():
         a_t = False
-    elif an and a.dim() == 2 and a.stride() == (1, a.shape[0]) and mm.name != "aten.bmm.default":
+    elif an and a.dim() >= 2 and a.transpose(-2, -1).is_contiguous():
         a_t = True
     else:
         return None
@@ -908,6 +962,11 @@ def _gemm(ops, real, inputs, names, origin, y):
     if mm.name != "aten.bmm.default" and v.shape[1] == 1 and layout == "kn" and bias is None \
             and len(real) == 1 and not a_t:
         return "gemv", {"m": [(v, 0)], "k": [(a, 1)]}
+    # tril(C): the output is the lower triangle of the epilogue's result
+    tril = real[-1].name == "aten.tril.default" and real[-1].outs[0] is y and y.dim() >= 2 \
+        and (len(real[-1].args) < 2 or real[-1].args[1] == 0) and not real[-1].kwargs.get("diagonal")
+    if tril:
+        y = real[-1].args[0]
     known = pointwise_expr([o for o in ops if o is not mm], {skey(v): "v"}, v.shape)
     # The result may be reshaped back (a 3-D input flattened for the product).
     epi = known.get(skey(y)) if list(y.shape) == list(v.shape) else None
@@ -920,10 +979,11 @@ def _gemm(ops, real, inputs, names, origin, y):
         return None
     batched = mm.name == "aten.bmm.default"
     if batched:
-        spec = {"batched": True, "a_transposed": False, "b_layout": layout, "bias": False, "epilogue": epi,
+        spec = {"batched": True, "a_transposed": a_t, "b_layout": layout, "bias": False, "epilogue": epi,
+                "tril": tril,
                 "batch": [(a, 0)], "m": [(a, 1)], "n": [(v, 2)], "k": [(a, 2)]}
     else:
         spec = {"batched": False, "a_transposed": a_t, "b_layout": layout, "bias": bias is not None,
-                "epilogue": epi,
+                "epilogue": epi, "tril": tril,
                 "batch": 1, "m": [(v, 0)], "n": [(v, 1)], "k": [(a, 1)]}
     return "gemm", spec

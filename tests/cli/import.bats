@@ -68,6 +68,13 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.family == "gemm" and .spec.b_layout == "nk" and .spec.bias and
 		.spec.epilogue == "fmaxf(v, 0.0f)" and .spec.m == "batch" and .spec.k == "in_features"' \
 		"$O/linear_relu/task.json"
+	# broadcast: a value per row (s[:, None]) and per column (b[None, :]) over a square x, told
+	# apart by their views
+	jq -e '.family == "broadcast" and .spec == {"expr": "tanhf(((s * x) + b))", "rows": "n", "cols": "n",
+		"per_row": 1, "per_col": 4}' "$O/row_scale_bias/task.json"
+	# bmm(a.transpose(1, 2), b): A stored k x m in each batch
+	jq -e '.family == "gemm" and .spec.batched and .spec.a_transposed and .spec.m == "m" and .spec.k == "k"' \
+		"$O/bmm_transposed_a/task.json"
 	jq -e '.family == "none" and .spec == {}' "$O/sort_rows/task.json"
 	# f16 and bf16 problems take the families' specs as f32 ones do; mixed float types none
 	jq -e '.family == "row_norm" and .spec.op == "softmax"' "$O/softmax_f16/task.json"
@@ -284,11 +291,15 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		[ "$(fam "kb1_${t%%:*}")" = "${t#*:}" ] || { echo "kb1_${t%%:*}: $(fam "kb1_${t%%:*}")"; false; }
 	done
 	[ "$(spec kb1_95_crossentropyloss)" = '{"op":"cross_entropy","rows":"batch_size","cols":"num_classes"}' ]
-	[ "$(spec kb1_1_square_matrix_multiplication)" = '{"batched":false,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","batch":1,"m":"N","n":"N","k":"N"}' ]
-	[ "$(spec kb1_3_batched_matrix_multiplication)" = '{"batched":true,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","batch":"batch_size","m":"m","n":"n","k":"k"}' ]
+	[ "$(spec kb1_1_square_matrix_multiplication)" = '{"batched":false,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","tril":false,"batch":1,"m":"N","n":"N","k":"N"}' ]
+	[ "$(spec kb1_3_batched_matrix_multiplication)" = '{"batched":true,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","tril":false,"batch":"batch_size","m":"m","n":"n","k":"k"}' ]
 	# A.T @ B and A.T @ B.T: A is the transpose of an input stored K x M
 	[ "$(spec kb1_16_matmul_with_transposed_a | jq -c '[.a_transposed, .b_layout, .m, .k]')" = '[true,"kn","M","K"]' ]
 	[ "$(spec kb1_18_matmul_with_transposed_both | jq -c '[.a_transposed, .b_layout, .m, .k]')" = '[true,"nk","M","K"]' ]
+	# diag(A) @ B written as A.unsqueeze(1) * B: A broadcast along B's rows
+	[ "$(spec kb1_12_matmul_with_diagonal_matrices)" = '{"expr":"(A * B)","rows":"N","cols":"M","per_row":1,"per_col":0}' ]
+	# tril(A @ B): the lower triangle of the product
+	[ "$(spec kb1_15_matmul_for_lower_triangular_matrices | jq -c '[.tril, .m, .n, .k]')" = '[true,"M","M","M"]' ]
 	[ "$(spec kb1_4_matrix_vector_multiplication)" = '{"m":"M","k":"K"}' ]
 	# F.scaled_dot_product_attention: PyTorch's default scale is the root's inverse at every size
 	[ "$(spec kb1_97_scaleddotproductattention)" = '{"causal":false,"scale":1,"scale_root":true,"batch":"batch_size*num_heads","q_len":"sequence_length","kv_len":"sequence_length","head_dim":"embedding_dimension","v_dim":"embedding_dimension"}' ]

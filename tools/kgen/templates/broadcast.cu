@@ -12,49 +12,14 @@
  * Knobs (defines): BLOCK, VEC (values per access: 1, 2, 4; 8 for the
  * 2-byte types), ROWS (the rows a block takes, their loads all in flight
  * before the first use: the grid is cdiv(cols, BLOCK VEC) by cdiv(rows,
- * ROWS)), CACHE_HINT (1: streaming loads and stores of the whole inputs
- * and the output, which do not keep them in L2; 0: loads through the
- * read-only path). */
-
-#define NIN {{ninputs}}
-
-#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
-#error "VEC must be 1, 2, 4 or 8"
-#endif
-typedef realv<VEC> bc_vec;
+ * ROWS)), CACHE_HINT (pointwise.cuh, which comes before this file, says;
+ * the per-row and per-column inputs are read through the read-only path
+ * whatever it is). */
 
 #define PER_ROW ({{per_row}})
 #define PER_COL ({{per_col}})
 /* input k's kind: 0 whole, 1 per row, 2 per column */
 #define bc_kind(k) ((PER_ROW >> (k) & 1) ? 1 : (PER_COL >> (k) & 1) ? 2 : 0)
-
-/* The task's expression over one value of each input; IN(k) is the value
- * of input k. */
-static __device__ __forceinline__ float bc_op(const float *bc_a)
-{
-#define IN(k) bc_a[k]
-	{{bind}}
-#undef IN
-	return ({{expr}});
-}
-
-static __device__ __forceinline__ bc_vec bc_load(const real *p)
-{
-#if CACHE_HINT
-	return rv_ldcs(reinterpret_cast<const bc_vec *>(p));
-#else
-	return rv_ldg(reinterpret_cast<const bc_vec *>(p));
-#endif
-}
-
-static __device__ __forceinline__ void bc_store(real *p, bc_vec v)
-{
-#if CACHE_HINT
-	rv_stcs(reinterpret_cast<bc_vec *>(p), v);
-#else
-	*reinterpret_cast<bc_vec *>(p) = v;
-#endif
-}
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long cols)
@@ -73,14 +38,14 @@ broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long co
 		return;
 	if (vec) {
 		/* the per-column inputs' VEC values, the same for every row */
-		bc_vec colv[NIN];
+		pw_vec colv[NIN];
 
 #pragma unroll
 		for (int k = 0; k < NIN; k++)
 			if (bc_kind(k) == 2)
-				colv[k] = rv_ldg(reinterpret_cast<const bc_vec *>(bc_in[k] + c0));
+				colv[k] = rv_ldg(reinterpret_cast<const pw_vec *>(bc_in[k] + c0));
 		/* ROWS rows of loads in flight before the first use */
-		bc_vec v[ROWS][NIN];
+		pw_vec v[ROWS][NIN];
 		float rowv[ROWS][NIN];
 
 #pragma unroll
@@ -92,7 +57,7 @@ broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long co
 				if (r >= r1)
 					continue;
 				if (bc_kind(k) == 0)
-					v[i][k] = bc_load(bc_in[k] + r * cols + c0);
+					v[i][k] = pw_load(bc_in[k] + r * cols + c0);
 				else if (bc_kind(k) == 1)
 					rowv[i][k] = real_ldg(bc_in[k] + r);
 				else
@@ -102,7 +67,7 @@ broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long co
 #pragma unroll
 		for (int i = 0; i < ROWS; i++) {
 			const long long r = r0 + i;
-			bc_vec o;
+			pw_vec o;
 
 			if (r >= r1)
 				continue;
@@ -113,9 +78,9 @@ broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long co
 #pragma unroll
 				for (int k = 0; k < NIN; k++)
 					a[k] = bc_kind(k) == 1 ? rowv[i][k] : v[i][k].at(l);
-				o.set(l, bc_op(a));
+				o.set(l, pw_op(a));
 			}
-			bc_store(bc_out + r * cols + c0, o);
+			pw_store(bc_out + r * cols + c0, o);
 		}
 		return;
 	}
@@ -128,6 +93,6 @@ broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long co
 #pragma unroll
 			for (int k = 0; k < NIN; k++)
 				a[k] = real_f(bc_in[k][bc_kind(k) == 0 ? r * cols + c : bc_kind(k) == 1 ? r : c]);
-			bc_out[r * cols + c] = real_of(bc_op(a));
+			bc_out[r * cols + c] = real_of(pw_op(a));
 		}
 }

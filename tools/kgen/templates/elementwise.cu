@@ -7,43 +7,7 @@
  *
  * Knobs (defines): BLOCK, VEC (1, 2, 4 values per access; 8 for the
  * 2-byte types: 16 bytes at most), UNROLL,
- * CACHE_HINT (1: streaming loads and stores, ld.global.cs / st.global.cs,
- * which do not keep the stream in L2; 0: loads through the read-only path). */
-
-#define NIN {{ninputs}}
-
-#if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
-#error "VEC must be 1, 2, 4 or 8"
-#endif
-typedef realv<VEC> ew_vec;
-
-/* The task's expression over one value of each input; IN(k) is the value
- * of input k. */
-static __device__ __forceinline__ float ew_op(const float *ew_a)
-{
-#define IN(k) ew_a[k]
-	{{bind}}
-#undef IN
-	return ({{expr}});
-}
-
-static __device__ __forceinline__ ew_vec ew_load(const real *p)
-{
-#if CACHE_HINT
-	return rv_ldcs(reinterpret_cast<const ew_vec *>(p));
-#else
-	return rv_ldg(reinterpret_cast<const ew_vec *>(p));
-#endif
-}
-
-static __device__ __forceinline__ void ew_store(real *p, ew_vec v)
-{
-#if CACHE_HINT
-	rv_stcs(reinterpret_cast<ew_vec *>(p), v);
-#else
-	*reinterpret_cast<ew_vec *>(p) = v;
-#endif
-}
+ * CACHE_HINT (pointwise.cuh, which comes before this file, says). */
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 elementwise({{in_params}}, real *__restrict__ ew_out, long long n)
@@ -64,26 +28,26 @@ elementwise({{in_params}}, real *__restrict__ ew_out, long long n)
 	     base < nvec; base += step) {
 		/* a whole tile needs no bounds check between the loads */
 		const bool whole = base + (long long)(UNROLL - 1) * BLOCK < nvec;
-		ew_vec v[NIN][UNROLL];
+		pw_vec v[NIN][UNROLL];
 
 		if (whole) {
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 #pragma unroll
 				for (int k = 0; k < NIN; k++)
-					v[k][u] = ew_load(ew_in[k] + (base + (long long)u * BLOCK) * VEC);
+					v[k][u] = pw_load(ew_in[k] + (base + (long long)u * BLOCK) * VEC);
 		} else {
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 #pragma unroll
 				for (int k = 0; k < NIN; k++)
 					if (base + (long long)u * BLOCK < nvec)
-						v[k][u] = ew_load(ew_in[k] + (base + (long long)u * BLOCK) * VEC);
+						v[k][u] = pw_load(ew_in[k] + (base + (long long)u * BLOCK) * VEC);
 		}
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
 			long long i = base + (long long)u * BLOCK;
-			ew_vec r;
+			pw_vec r;
 
 			if (i >= nvec)
 				break;
@@ -93,9 +57,9 @@ elementwise({{in_params}}, real *__restrict__ ew_out, long long n)
 #pragma unroll
 				for (int k = 0; k < NIN; k++)
 					a[k] = v[k][u].at(l);
-				r.set(l, ew_op(a));
+				r.set(l, pw_op(a));
 			}
-			ew_store(ew_out + i * VEC, r);
+			pw_store(ew_out + i * VEC, r);
 		}
 	}
 	/* the last n % VEC values (or all of them, unaligned) */
@@ -104,6 +68,6 @@ elementwise({{in_params}}, real *__restrict__ ew_out, long long n)
 #pragma unroll
 		for (int k = 0; k < NIN; k++)
 			a[k] = real_f(ew_in[k][i]);
-		ew_out[i] = real_of(ew_op(a));
+		ew_out[i] = real_of(pw_op(a));
 	}
 }

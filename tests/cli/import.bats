@@ -144,6 +144,9 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	"$htam" import -q --into imp scale_0.25.py scale_none.py >imp.jsonl
 	jq -e '.spec | .scale == 0.25 and .scale_root == false' imp/scale_0_25/task.json
 	jq -se '.[1] | .family == "none" and (.why | startswith("its scale is 0.013888"))' imp.jsonl
+	# a batch of more matrices than a grid has rows is refused with the reason, not launched
+	run -0 bash -c "ktask --state '$O/attention_scaled' | jq -c '.task.spec.batch = \"70000\"' | kgen -k 1 2>&1 >/dev/null"
+	[[ $output == *'no variant of family attention serves it: wg: {{batch}} = 70000 is above 65535: a block row per matrix'* ]]
 }
 
 @test "the null-kernel gate: inputs on which a copy would pass are widened to both signs, then to four times that, with a note each time" {

@@ -55,7 +55,8 @@ except ImportError as e:
     sys.exit(69)
 
 WARMUP = 3
-DTYPES = {"f32": torch.float32, "f64": torch.float64, "i32": torch.int32, "i64": torch.int64}
+DTYPES = {"f32": torch.float32, "f64": torch.float64, "i32": torch.int32, "i64": torch.int64,
+          "bool": torch.bool}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -18,6 +18,7 @@ static const struct { const char *name; size_t size; } dtypes[] = {
 	[DT_I64] = { "i64", 8 },
 	[DT_F16] = { "f16", 2 },
 	[DT_BF16] = { "bf16", 2 },
+	[DT_BOOL] = { "bool", 1 },
 };
 
 int

@@ -26,12 +26,16 @@
 
 /* Element types of tensors and workspace. f16 is IEEE binary16 and bf16
  * bfloat16; both are stored in 2 bytes and computed in f32 by the
- * families. */
-enum dtype { DT_F32, DT_F64, DT_I32, DT_I64, DT_F16, DT_BF16 };
-#define DTYPE_NAMES "f32, f64, f16, bf16, i32 or i64"
+ * families. bool is a byte holding 0 or 1 (torch.bool): an input's type
+ * (a mask), never an output's. */
+enum dtype { DT_F32, DT_F64, DT_I32, DT_I64, DT_F16, DT_BF16, DT_BOOL };
+#define DTYPE_NAMES "f32, f64, f16, bf16, i32, i64 or bool"
 
-/* "f32", "f64", "i32", "i64", "f16", "bf16". Returns 0, or -1 for anything
- * else. */
+/* Whether dt holds integers (compared exactly, drawn by randint). */
+#define DTYPE_INTEGRAL(dt) ((dt) == DT_I32 || (dt) == DT_I64 || (dt) == DT_BOOL)
+
+/* "f32", "f64", "i32", "i64", "f16", "bf16", "bool". Returns 0, or -1 for
+ * anything else. */
 int dtype_parse(const char *s, enum dtype *dt);
 const char *dtype_name(enum dtype dt);
 size_t dtype_size(enum dtype dt);

@@ -135,7 +135,7 @@ check_init(const json_t *task, const json_t *init, enum dtype dt,
 	const char *unknown;
 	const json_t *scale;
 	char at[128];
-	int isint = dt == DT_I32 || dt == DT_I64;
+	int isint = DTYPE_INTEGRAL(dt);
 
 	if (!json_is_object(init))
 		return bad(err, errlen, task, "%s: expected an object", where);
@@ -162,6 +162,14 @@ check_init(const json_t *task, const json_t *init, enum dtype dt,
 		snprintf(at, sizeof(at), "%s.high", where);
 		if (check_expr(task, json_object_get(init, "high"), sets, INT64_MIN, at, err, errlen) < 0)
 			return -1;
+		if (dt == DT_BOOL && !(json_is_integer(json_object_get(init, "low")) &&
+		    json_is_integer(json_object_get(init, "high")) &&
+		    json_integer_value(json_object_get(init, "low")) >= 0 &&
+		    json_integer_value(json_object_get(init, "high")) <= 2 &&
+		    json_integer_value(json_object_get(init, "low")) <
+		    json_integer_value(json_object_get(init, "high"))))
+			return bad(err, errlen, task, "%s: a bool draws randint with 0 <= low < "
+				"high <= 2 (numbers)", where);
 	} else if (!strcmp(dist, "normal") || !strcmp(dist, "uniform") || !strcmp(dist, "randint")) {
 		return bad(err, errlen, task, "%s.dist: '%s' does not suit dtype %s",
 			where, dist, dtype_name(dt));
@@ -231,6 +239,9 @@ check_tensors(const json_t *task, const char *list, const json_t *sets,
 			return -1;
 		if (!is_input && json_object_get(t, "init"))
 			return bad(err, errlen, task, "%s: outputs have no init", at);
+		if (!is_input && dt == DT_BOOL)
+			return bad(err, errlen, task, "%s[%zu].dtype: bool is an input's type "
+				"(a mask), not an output's", list, i);
 	}
 	return 0;
 }
@@ -264,7 +275,7 @@ static int
 check_oracle(const json_t *task, const json_t *ref, char *err, size_t errlen)
 {
 	static const char *const members[] = { "oracle", "file", "source", "sizes",
-		"args", "weights", NULL };
+		"ties", "args", "weights", NULL };
 	const json_t *params = json_object_get(task, "params"), *v, *a;
 	const char *unknown, *k;
 	size_t i;
@@ -282,6 +293,14 @@ check_oracle(const json_t *task, const json_t *ref, char *err, size_t errlen)
 	json_array_foreach(json_object_get(ref, "sizes"), i, v)
 		if (!json_is_string(v) || !json_object_get(params, json_string_value(v)))
 			return bad(err, errlen, task, "reference.sizes[%zu]: expected a size of params", i);
+	if ((v = json_object_get(ref, "ties")) && !json_is_object(v))
+		return bad(err, errlen, task, "reference.ties: expected an object (a problem's "
+			"integer -> the size it follows)");
+	json_object_foreach((json_t *)json_object_get(ref, "ties"), k, a)
+		if (!is_c_identifier(k) || !json_is_string(a) ||
+		    !json_object_get(params, json_string_value(a)))
+			return bad(err, errlen, task, "reference.ties.%s: expected a size of "
+				"params", k);
 	if (!json_is_array(json_object_get(ref, "args")))
 		return bad(err, errlen, task, "reference.args: expected an array");
 	json_array_foreach(json_object_get(ref, "args"), i, a) {

@@ -36,7 +36,8 @@ _HTAM_CUBIN = _htam_base64.b64decode(%(cubin)r)
 _HTAM_TASK = %(task_json)s
 _HTAM_SETS = %(sets_json)s
 _HTAM_DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
-                "bf16": torch.bfloat16, "i32": torch.int32, "i64": torch.int64}
+                "bf16": torch.bfloat16, "i32": torch.int32, "i64": torch.int64,
+                "bool": torch.bool}
 
 
 class _HtamLaunchConfig(_htam_ctypes.Structure):

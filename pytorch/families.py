@@ -184,8 +184,9 @@ SCANS = {"aten.cumsum.default": "sum", "aten.cumprod.default": "prod"}
 def _scan(real, inputs, y):
     """scan's spec for a cumulative sum or product along one axis of an
     input: as it is, reversed (flip, scan, flip) or exclusive (the scan of
-    all but the last place, after a zero: cat(zeros, scan(x.narrow)));
-    None for anything else."""
+    all but the last place, after a zero: cat(zeros, scan(x.narrow))), or
+    of an input times a bool mask of its shape (masked); None for anything
+    else."""
     from trace import skey
     seq = [o.name for o in real]
     keys = {skey(t): t for t in inputs.values()}
@@ -197,15 +198,31 @@ def _scan(real, inputs, y):
             return None, None
         return t, d
 
-    def spec(x, d, reverse, exclusive, op):
+    def spec(x, d, reverse, exclusive, op, masked=False):
         return {"op": op, "outer": _dims(x, range(d)), "len": _dims(x, [d]),
-                "inner": _dims(x, range(d + 1, x.dim())), "reverse": reverse, "exclusive": exclusive}
+                "inner": _dims(x, range(d + 1, x.dim())), "reverse": reverse, "exclusive": exclusive,
+                "masked": masked}
+
+    def whole(t):
+        return skey(t) in keys and t.is_contiguous() and t.storage_offset() == 0 \
+            and t.numel() == keys[skey(t)].numel()
 
     if len(seq) == 1 and seq[0] in SCANS:
         t, d = scan_of(real[0])
         if t is not None and skey(t) in keys and t.is_contiguous() and t.storage_offset() == 0 \
                 and t.numel() == keys[skey(t)].numel() and real[0].outs[0] is y:
             return spec(t, d, False, False, SCANS[seq[0]])
+    ins = list(inputs.values())
+    if seq[:1] == ["aten.mul.Tensor"] and len(seq) == 2 and seq[1] in SCANS and len(ins) == 2 \
+            and ins[0].dtype in FLOATS and ins[1].dtype == torch.bool:
+        mul, sc = real
+        x, m = ins
+        a = [t for t in mul.args if isinstance(t, torch.Tensor)]
+        t, d = scan_of(sc)
+        if t is mul.outs[0] and len(a) == 2 and {skey(v) for v in a} == {skey(x), skey(m)} \
+                and all(whole(v) and list(v.shape) == list(x.shape) for v in a) \
+                and sc.outs[0] is y and list(y.shape) == list(x.shape):
+            return spec(x, d, False, False, SCANS[seq[1]], True)
     if len(seq) == 3 and seq[0] == "aten.flip.default" and seq[1] in SCANS and seq[2] == "aten.flip.default":
         f1, sc, f2 = real
         x = f1.args[0]
@@ -386,13 +403,13 @@ def _row_fold(ops, inputs, y):
 
 
 def _global_fold(ops, inputs, y):
-    """global_reduce's spec for a fold over every place of same-shaped
-    inputs: pointwise ops, then a sum, a mean or a loss PyTorch computes
-    as one op, then pointwise ops on the scalar (a division by the batch,
-    say: batchmean); None for anything else."""
+    """global_reduce's spec for a fold over every place of inputs of one
+    shape, or broadcast over it (one value per row, or per column:
+    bcast_kind): pointwise ops, then a sum, a mean or a loss PyTorch
+    computes as one op, then pointwise ops on the scalar (a division by
+    the batch, say: batchmean); None for anything else."""
     from trace import skey
-    x = _same_shaped(inputs, y, 1)
-    if x is None:
+    if y.dim() != 0 or y.dtype not in FLOATS:
         return None
     red = None
     for k, op in enumerate(ops):
@@ -404,7 +421,18 @@ def _global_fold(ops, inputs, y):
     if red is None:
         return None
     r = ops[red]
-    known = pointwise_expr(ops[:red], {skey(t): n for n, t in inputs.items()}, x.shape)
+    if not isinstance(r.args[0], torch.Tensor) or r.args[0].dim() < 1:
+        return None
+    shape = list(r.args[0].shape)
+    whole = [t for t in inputs.values() if list(t.shape) == shape]
+    if not whole or not all(t.is_contiguous() and t.dtype in FLOATS for t in inputs.values()):
+        return None
+    x = whole[0]
+    bc = _bcast_inputs(ops[:red], inputs, shape)
+    if bc is None:
+        return None
+    kinds, masks = bc
+    known = pointwise_expr(ops[:red], {skey(t): n for n, t in inputs.items()}, x.shape, kinds)
     if r.name in LOSSES:
         term, ri = LOSSES[r.name]
         a, b = r.args[0], r.args[1]
@@ -416,7 +444,7 @@ def _global_fold(ops, inputs, y):
     else:
         a = r.args[0]
         dims = r.args[1] if len(r.args) > 1 else None
-        if skey(a) not in known or list(a.shape) != list(x.shape) or r.kwargs.get("dtype") \
+        if skey(a) not in known or r.kwargs.get("dtype") \
                 or (dims is not None and sorted(d % x.dim() for d in dims) != list(range(x.dim()))) \
                 or (len(r.args) > 2 and r.args[2]):
             return None
@@ -430,7 +458,8 @@ def _global_fold(ops, inputs, y):
         return None
     fin, count = post
     return {"op": {"map": expr, "combine": "a + b", "identity": "0.0f", "finalize": fin},
-            "numel": numel, "count": count or numel}
+            "numel": numel, "count": count or numel, "cols": _dims(x, [x.dim() - 1]),
+            "per_row": masks["row"], "per_col": masks["col"]}
 
 
 def _binary(fmt):
@@ -624,6 +653,24 @@ def bcast_kind(t, shape):
     return None
 
 
+def _bcast_inputs(ops, inputs, shape):
+    """How each input not of shape broadcasts over it, from the views of
+    it the ops read: (storage key -> "row" or "col", {"row": bits, "col":
+    bits} with bit k for the k-th input), or None when one does not."""
+    from trace import skey
+    kinds, masks = {}, {"row": 0, "col": 0}
+    for i, (n, t) in enumerate(inputs.items()):
+        if list(t.shape) == list(shape):
+            continue
+        seen = {bcast_kind(a, shape) for o in ops if o.name not in SKIP
+                for a in o.args if isinstance(a, torch.Tensor) and skey(a) == skey(t)}
+        if len(seen) != 1 or None in seen:
+            return None
+        kinds[skey(t)] = seen.pop()
+        masks[kinds[skey(t)]] |= 1 << i
+    return kinds, masks
+
+
 def _broadcast(ops, inputs, y):
     """The spec of family broadcast: y (2-D or more) a pointwise expression
     of inputs of its shape and of inputs broadcast along its last axis (a
@@ -632,21 +679,12 @@ def _broadcast(ops, inputs, y):
     from trace import skey
     if y.dim() < 2 or y.dtype not in FLOATS or not y.is_contiguous():
         return None
-    kinds, masks = {}, {"row": 0, "col": 0}
-    for i, (n, t) in enumerate(inputs.items()):
-        if t.dtype not in FLOATS or not t.is_contiguous():
-            return None
-        if list(t.shape) == list(y.shape):
-            continue
-        # its kind from the views of it the ops read
-        seen = {bcast_kind(a, y.shape) for o in ops if o.name not in SKIP
-                for a in o.args if isinstance(a, torch.Tensor) and skey(a) == skey(t)}
-        if len(seen) != 1 or None in seen:
-            return None
-        kinds[skey(t)] = seen.pop()
-        masks[kinds[skey(t)]] |= 1 << i
-    if not kinds:
+    if any(t.dtype not in FLOATS or not t.is_contiguous() for t in inputs.values()):
         return None
+    bc = _bcast_inputs(ops, inputs, y.shape)
+    if bc is None or not bc[0]:
+        return None
+    kinds, masks = bc
     known = pointwise_expr(ops, {skey(t): n for n, t in inputs.items()}, y.shape, kinds)
     if skey(y) not in known or known[skey(y)] in inputs:
         return None
@@ -755,7 +793,8 @@ def recognise(ops, inputs, outputs):
         order = nrm.args[1] if len(nrm.args) > 1 else 2
         dims = nrm.args[2] if len(nrm.args) > 2 else None
         if float(order) == 2.0 and not dims and d.args[0] is x and d.args[1] is nrm.outs[0]:
-            return "global_reduce", {"op": "fro_normalize", "numel": _dims(x), "count": _dims(x)}, None
+            return "global_reduce", {"op": "fro_normalize", "numel": _dims(x), "count": _dims(x),
+                                     "cols": _dims(x, [x.dim() - 1]), "per_row": 0, "per_col": 0}, None
     gr = _global_fold(ops, inputs, y)
     if gr:
         return "global_reduce", gr, None

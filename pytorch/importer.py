@@ -20,15 +20,15 @@ import traceback
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from problem import Problem, ProblemError, torch_modules, call, draw_tensor, half_type, TORCH_DT  # noqa: E402
+from problem import Problem, ProblemError, torch_modules, call, draw_tensor, half_type, sizes_of, TORCH_DT  # noqa: E402
 
 torch = torch_modules()
 from trace import Trace, flop_terms, skey, RANDOM, VIEWS, COPIES  # noqa: E402
 import families  # noqa: E402
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
-          torch.int64: "i64", torch.int32: "i32"}
-BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i32": 4, "i64": 8}
+          torch.int64: "i64", torch.int32: "i32", torch.bool: "bool"}
+BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "bool": 1}
 # The unit roundoff of the 2-byte float types (half an ulp of 1), and
 # their smallest subnormal (the ulp of values near 0).
 ROUNDOFF = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
@@ -147,23 +147,52 @@ def real_run(problem, sizes, seed):
 
 def classify_sizes(problem, base):
     """The module-level integers that size the problem (changing one
-    changes a tensor's shape) and those that only configure it."""
-    sizes, fixed = {}, {}
+    changes a tensor's shape), those that only configure it, and the
+    ties: integers the problem only runs with equal (batch_size and
+    input_shape_0 when a (batch,) tensor broadcasts against a (batch,
+    *input_shape) one), member -> the size it follows. An integer that
+    breaks the problem on its own is tried with one other of its value,
+    then with all of them."""
+    sizes, fixed, ties = {}, {}, {}
     ref = base.in_shapes()
     for name, v in problem.sizes.items():
+        if name in ties:
+            continue
         if v < 1:
             fixed[name] = v
             continue
         try:
             r = meta_run(problem, {name: v + 1})
         except _Invalid as e:
-            fixed[name] = (v, "%s=%d breaks the problem (%s)" % (name, v + 1, e))
+            peers = [m for m, w in problem.sizes.items() if w == v and m != name and m not in ties]
+            tie = _tie(problem, name, v, peers, ref)
+            if tie is None:
+                fixed[name] = (v, "%s=%d breaks the problem (%s)" % (name, v + 1, e))
+            else:
+                sizes[name] = v
+                for m in tie:
+                    ties[m] = name
+                    sizes.pop(m, None)
+                    fixed.pop(m, None)
             continue
         if r.in_shapes() != ref:
             sizes[name] = v
         else:
             fixed[name] = v
-    return sizes, fixed
+    return sizes, fixed, ties
+
+
+def _tie(problem, name, v, peers, ref):
+    """The smallest set of peers that, moved with name from v to v + 1,
+    runs the problem at other shapes: one peer, else all; None if none."""
+    for group in [[m] for m in peers] + ([peers] if len(peers) > 1 else []):
+        try:
+            r = meta_run(problem, dict({m: v + 1 for m in group}, **{name: v + 1}))
+        except _Invalid:
+            continue
+        if r.in_shapes() != ref:
+            return group
+    return None
 
 
 ODD = [7, 11, 13, 9, 17, 5, 19, 23, 15, 21, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43]
@@ -425,6 +454,10 @@ def task_init(dist, dtype, what):
     the constant (a kernel that assumes a norm's weight is one, or its
     bias zero, must fail), with a note."""
     isint = dtype in ("i32", "i64")
+    if dtype == "bool":
+        fair = dist["dist"] == "randint" and int(dist["low"]) == 0 and int(dist["high"]) == 2
+        return {"dist": "randint", "low": 0, "high": 2}, \
+            None if fair else "%s: a mask; htam draws it fair (each place 0 or 1, as randint(0, 2))" % what
     if dist["dist"] == "constant":
         c = dist["value"]
         if isint:
@@ -464,7 +497,7 @@ def trials(problem, task, sets):
     f16 or bf16 floats, drawn in its type and then widened: the oracle's
     fp32 forward on the 2-byte inputs)."""
     for k, sizes in enumerate(sets[1:], start=1):
-        ns = problem.namespace({n: sizes[n] for n in task["reference"]["sizes"]})
+        ns = problem.namespace(sizes_of(task["reference"], sizes))
         for seed in SEEDS:
             gen = torch.Generator().manual_seed(1000 * k + seed)
             torch.manual_seed(seed)
@@ -587,7 +620,8 @@ def import_file(path, into):
     if rnd:
         raise Refused("the forward is random (%s): no kernel can match it" %
                       ", ".join(r.replace("aten.", "") for r in rnd))
-    sizes, fixed = classify_sizes(problem, base)
+    sizes, fixed, ties = classify_sizes(problem, base)
+    problem.ties = ties
     if not sizes:
         broke = [f[1] for f in fixed.values() if isinstance(f, tuple)]
         raise Refused("no module-level integer can change on its own to give other sizes"
@@ -621,7 +655,7 @@ def import_file(path, into):
         if isinstance(a, torch.Tensor):
             dt = DTYPES.get(a.dtype)
             if not dt:
-                raise Refused("input %s is %s (htam serves f32, f64, f16, bf16, i32, i64)"
+                raise Refused("input %s is %s (htam serves f32, f64, f16, bf16, i32, i64, bool)"
                               % (name, a.dtype))
             n = uniq(name)
             d, note = prov.get(skey(a), (None, None))
@@ -651,8 +685,9 @@ def import_file(path, into):
         weights[n] = key
         tensor_objs[n] = t
     for i, o in enumerate(base.outs):
-        if o.dtype not in DTYPES:
-            raise Refused("output %d is %s" % (i, o.dtype))
+        if o.dtype not in DTYPES or o.dtype == torch.bool:
+            raise Refused("output %d is %s" % (i, o.dtype)
+                          + (" (a bool is an input's type, a mask)" if o.dtype == torch.bool else ""))
     if not inputs:
         raise Refused("the forward reads no tensor")
 
@@ -731,6 +766,8 @@ def import_file(path, into):
         "reference": {"oracle": "pytorch", "file": "problem.py", "sizes": list(sizes),
                       "args": ref_args, "weights": weights},
     }
+    if ties:
+        task["reference"]["ties"] = ties
     if kb:
         task["kernelbench"] = kb
     # Tolerance, by the policy of docs/tasks.md; then the null-kernel gate:

@@ -34,9 +34,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from problem import Problem, torch_modules, call, draw_tensor, half_type, sizes_of, TORCH_DT  # noqa: E402
 
 # The array interface has no bfloat16: a bf16 buffer is opened as int16
-# and viewed (VIEWS).
-TYPESTR = {"f32": "<f4", "f64": "<f8", "f16": "<f2", "bf16": "<i2", "i32": "<i4", "i64": "<i8"}
-VIEWS = {"bf16": "bfloat16"}
+# and viewed (VIEWS); a bool one (bytes of 0 or 1) as uint8, viewed.
+TYPESTR = {"f32": "<f4", "f64": "<f8", "f16": "<f2", "bf16": "<i2", "i32": "<i4", "i64": "<i8",
+           "bool": "|u1"}
+VIEWS = {"bf16": "bfloat16", "bool": "bool"}
 
 
 def working(task):
@@ -101,7 +102,8 @@ class Oracle:
         self.taskj = t
         self.ref = t["reference"]
         self.work = working(t)
-        self.problem = Problem(self.ref["source"], self.ref.get("file", "problem.py"))
+        self.problem = Problem(self.ref["source"], self.ref.get("file", "problem.py"),
+                               self.ref.get("ties"))
         torch = self.torch
         if self.drv is None:
             torch.cuda.init()
@@ -249,7 +251,8 @@ def check(argv):
     for d in a.dirs:
         task = json.load(open(os.path.join(d, "task.json")))
         ref, tol = task["reference"], task["tolerance"]
-        problem = Problem(open(os.path.join(d, ref["file"]), encoding="utf-8").read(), ref["file"])
+        problem = Problem(open(os.path.join(d, ref["file"]), encoding="utf-8").read(), ref["file"],
+                          ref.get("ties"))
         sets = list(enumerate(task["check_params"], start=1))
         if a.bench:
             sets.insert(0, (0, task["params"]))

@@ -2,11 +2,16 @@
 
 A problem file defines a Model (an nn.Module), get_inputs() and
 get_init_inputs(), and sets its sizes as module-level integers
-(batch_size = 16, M = 1024 * 2, depth, height, width = (16, 32, 32)).
+(batch_size = 16, M = 1024 * 2, depth, height, width = (16, 32, 32)),
+or tuples of them bound to one name (input_shape = (4096,): its places
+are the integers input_shape_0, input_shape_1, ...).
 Problem.namespace(sizes) runs the file with those integers replaced, so
 everything computed from them (a bias_shape, the inputs, the
-constructor's arguments) follows. The importer, the oracle and exported
-modules all load problems this way.
+constructor's arguments) follows. Sizes the file only works with equal
+(batch_size and input_shape_0 when a (batch,) tensor broadcasts against
+a (batch, *input_shape) one) are tied: Problem.ties maps each member
+to the size it follows (a task's reference.ties). The importer,
+the oracle and exported modules all load problems this way.
 """
 import ast
 import operator
@@ -39,10 +44,17 @@ def fold_int(node):
 
 def _leaves(target, value):
     """(name, int) pairs of an assignment of integers to names, or None
-    when the statement assigns anything else."""
+    when the statement assigns anything else; a tuple of integers bound
+    to one name gives a pair per place (name_0, name_1, ...)."""
     if isinstance(target, ast.Name):
         v = fold_int(value)
-        return None if v is None else [(target.id, v)]
+        if v is not None:
+            return [(target.id, v)]
+        if isinstance(value, (ast.Tuple, ast.List)) and value.elts:
+            vs = [fold_int(e) for e in value.elts]
+            if all(x is not None for x in vs):
+                return [("%s_%d" % (target.id, i), x) for i, x in enumerate(vs)]
+        return None
     if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
             and len(target.elts) == len(value.elts):
         out = []
@@ -59,9 +71,10 @@ class Problem:
     """A problem file: its text, its module-level integer sizes in the
     order the file sets them, and a way to run it at other sizes."""
 
-    def __init__(self, source, path="problem.py"):
+    def __init__(self, source, path="problem.py", ties=None):
         self.source = source
         self.path = path
+        self.ties = dict(ties or {})    # member -> the size it follows
         self.tree = ast.parse(source, path)
         self.sizes = {}
         for st in self.tree.body:
@@ -80,19 +93,35 @@ class Problem:
             out += sub
         return out
 
+    @staticmethod
+    def _valued(target, value, sizes):
+        """value (the integers target is assigned) with the integers of
+        sizes in place of its own: the shape of the assignment kept."""
+        if isinstance(target, ast.Name):
+            if fold_int(value) is not None:
+                return ast.Constant(value=int(sizes.get(target.id, fold_int(value))))
+            return ast.Tuple(elts=[ast.Constant(value=int(sizes.get("%s_%d" % (target.id, i),
+                                                                    fold_int(e))))
+                                   for i, e in enumerate(value.elts)], ctx=ast.Load())
+        return ast.Tuple(elts=[Problem._valued(t, v, sizes) for t, v in zip(target.elts, value.elts)],
+                         ctx=ast.Load())
+
     def namespace(self, sizes=None):
         """Runs the file with the integers in sizes (name -> int) in place
-        of its own and returns its globals."""
-        sizes = sizes or {}
+        of its own (and each tied integer at the size it follows) and
+        returns its globals."""
+        sizes = dict(sizes or {})
+        for m, n in self.ties.items():
+            if n in sizes:
+                sizes[m] = sizes[n]
         body = []
         for st in self.tree.body:
             pairs = self._int_assign(st)
             if pairs is None:
                 body.append(st)
                 continue
-            for name, v in pairs:
-                a = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
-                               value=ast.Constant(value=int(sizes.get(name, v))))
+            for t in st.targets:
+                a = ast.Assign(targets=[t], value=self._valued(t, st.value, sizes))
                 body.append(ast.copy_location(a, st))
         mod = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
         ns = {"__name__": "__htam_problem__", "__file__": self.path}
@@ -140,7 +169,7 @@ def torch_modules():
 
 
 TORCH_DT_NAMES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16",
-                  "i32": "int32", "i64": "int64"}
+                  "i32": "int32", "i64": "int64", "bool": "bool"}
 
 
 def half_type(task):

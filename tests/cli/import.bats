@@ -39,7 +39,9 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	[ "$(status_of sort_rows.py)" = imported ]
 	[ "$(status_of dropout.py)" = refused ]
 	[[ $(why_of dropout.py) == "the forward is random (bernoulli_.float)"* ]]
-	[[ $(why_of bool_mask.py) == "input mask is torch.bool (htam serves f32, f64, f16, bf16, i32, i64)" ]]
+	# a bool input imports; x * mask is not a family's (a float template reads floats)
+	[ "$(status_of bool_mask.py)" = imported ]
+	jq -e '.family == "none" and .inputs[1].dtype == "bool"' "$O/bool_mask/task.json"
 	[[ $(why_of no_model.py) == "the file defines no Model" ]]
 	[[ $(why_of not_python.py) == "not Python: "* ]]
 	# and a person reads the same on stderr
@@ -54,6 +56,7 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	# rand * 2 - 1 is uniform on [-1, 1]; nn.Linear's weights uniform on 1/sqrt(fan_in)
 	jq -e '.inputs[0].init == {"dist": "uniform", "low": -1, "high": 1}' "$t"
 	jq -e '(.inputs[1].init.high - 0.03125 | fabs) < 1e-12 and .inputs[1].shape == ["out_features", "in_features"]' "$t"
+	jq -e '.reference.ties == null' "$t"
 	jq -e '.reference | .oracle == "pytorch" and .file == "problem.py" and
 		.weights == {"fc_weight": "fc.weight", "fc_bias": "fc.bias"} and .args == [{"input": "x"}]' "$t"
 	jq -e '.flops == "2*batch*in_features*out_features + 2*batch*out_features"' "$t"
@@ -98,9 +101,14 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.spec | .op == "avg" and .count == "padded" and .in_d == "depth" and .kd == 3' "$O/avg_pool3d/task.json"
 	# scans: forwards, reversed (flip, cumsum, flip), exclusive (cat(zeros, cumsum(narrow)))
 	jq -e '.family == "scan" and .spec == {"op": "sum", "outer": "batch", "len": "length", "inner": "1",
-		"reverse": true, "exclusive": false}' "$O/cumsum_reverse/task.json"
+		"reverse": true, "exclusive": false, "masked": false}' "$O/cumsum_reverse/task.json"
 	jq -e '.spec | .exclusive and (.reverse | not) and .op == "sum"' "$O/cumsum_exclusive/task.json"
 	jq -e '.spec | .op == "prod" and .inner == "cols" and .len == "steps"' "$O/cumprod_mid/task.json"
+	# masked: cumsum(x * mask), the mask an input of torch.bool (a byte of 0 or 1, drawn fair)
+	jq -e '.spec.masked and .spec.inner == "1" and ([.inputs[].dtype] == ["f32", "bool"]) and
+		.inputs[1].init == {"dist": "randint", "low": 0, "high": 2}' "$O/masked_cumsum/task.json"
+	jq -e '.spec.masked and .spec.inner == "cols" and ([.inputs[].name] == ["x", "keep"])' \
+		"$O/masked_cumsum_mid/task.json"
 	# statistics per group: batch norm (training), instance norm (no affine), group norm
 	jq -e '.family == "stat_norm" and .spec == {"outer": "batch", "groups": "channels",
 		"inner": "height*width", "eps": 1e-05, "affine": true, "channels": "channels",
@@ -119,6 +127,11 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		"$O/kl_batchmean/task.json"
 	jq -e '.spec.count == "batch*dim" and (.spec.op.map | contains("0.7f")) and .spec.op.finalize == "v / n"' \
 		"$O/huber_loss/task.json"
+	# broadcast inputs: a weight per row (w.unsqueeze(1), input 2), labels per column (input 1)
+	jq -e '.family == "global_reduce" and .spec.per_row == 4 and .spec.per_col == 0 and .spec.cols == "cols"
+		and .spec.numel == "cols*rows"' "$O/weighted_mse/task.json"
+	jq -e '.spec.per_col == 2 and .spec.per_row == 0 and .spec.numel == "batch*batch" and
+		.reference.ties == {"shape_0": "batch"} and (.check_params | all(keys == ["batch"]))' "$O/hinge_loss/task.json"
 	# rows: log-softmax and L2 by the family's ops; the triplet loss as two terms per row
 	jq -e '.family == "row_norm" and .spec.op == "log_softmax"' "$O/log_softmax/task.json"
 	jq -e '.family == "row_norm" and .spec.op == "l2"' "$O/l2_norm/task.json"
@@ -203,7 +216,8 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	mkdir -p "$BATS_TEST_TMPDIR/bad"
 	for edit in '.reference.oracle = "tensorflow"' '.reference.weights = {"nosuch": "w"}' \
 		'.reference.args = [{"input": "nosuch"}]' '.reference.sizes = ["nosuch"]' \
-		'.reference.launch = {"launches": []}' '.family = "none"'; do
+		'.reference.launch = {"launches": []}' '.family = "none"' '.reference.ties = {"w": "nosuch"}' \
+		'.reference.ties = ["rows"]'; do
 		rm -rf "$BATS_TEST_TMPDIR/bad/scaled_tanh"
 		cp -r "$O/scaled_tanh" "$BATS_TEST_TMPDIR/bad/"
 		jq "$edit" <<<"$t" >"$BATS_TEST_TMPDIR/bad/scaled_tanh/task.json"
@@ -285,12 +299,17 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	[ "$(spec kb1_40_layernorm)" = '{"eps":1e-05,"rows":"batch_size","cols":"dim1*dim2*features"}' ]
 	[ "$(spec kb1_47_sum_reduction_over_a_dimension)" = '{"op":"sum","outer":"batch_size","reduce":"dim1","inner":"dim2"}' ]
 	[ "$(spec kb1_51_argmax_over_a_dimension)" = '{"op":"argmax","outer":"batch_size","reduce":"dim1","inner":"dim2"}' ]
-	[ "$(spec kb1_37_frobeniusnorm)" = '{"op":"fro_normalize","numel":"batch_size*dim1*dim2*features","count":"batch_size*dim1*dim2*features"}' ]
-	# input_shape = (32768,) is a tuple, not a size: it stays a number
-	[ "$(spec kb1_94_mseloss | jq -c '[.numel, .count, .op.finalize]')" = '["32768*batch_size","32768*batch_size","v / n"]' ]
+	[ "$(spec kb1_37_frobeniusnorm)" = '{"op":"fro_normalize","numel":"batch_size*dim1*dim2*features","count":"batch_size*dim1*dim2*features","cols":"dim2","per_row":0,"per_col":0}' ]
+	# input_shape = (32768,) is a tuple of one integer, input_shape_0: a size of its own
+	[ "$(spec kb1_94_mseloss | jq -c '[.numel, .count, .op.finalize]')" = '["batch_size*input_shape_0","batch_size*input_shape_0","v / n"]' ]
+	# the hinge loss's (batch_size,) labels broadcast against (batch_size, *input_shape) only when the
+	# two are equal: input_shape_0 is tied to batch_size, and the labels are one per column
+	jq -e '.params == {"batch_size": 32768} and .reference.ties == {"input_shape_0": "batch_size"} and
+		.family == "global_reduce" and .spec.per_col == 2' "$out/kb1_100_hingeloss/task.json"
 	for t in 33_batchnorm:stat_norm 35_groupnorm:stat_norm 41_max_pooling_1d:pool 42_max_pooling_2d:pool \
 		44_average_pooling_1d:pool 45_average_pooling_2d:pool 46_average_pooling_3d:pool 89_cumsum:scan \
-		90_cumprod:scan 92_cumsum_exclusive:scan 98_kldivloss:global_reduce 99_tripletmarginloss:row_reduce; do
+		90_cumprod:scan 92_cumsum_exclusive:scan 93_masked_cumsum:scan 98_kldivloss:global_reduce \
+		99_tripletmarginloss:row_reduce 100_hingeloss:global_reduce; do
 		[ "$(fam "kb1_${t%%:*}")" = "${t#*:}" ] || { echo "kb1_${t%%:*}: $(fam "kb1_${t%%:*}")"; false; }
 	done
 	[ "$(spec kb1_95_crossentropyloss)" = '{"op":"cross_entropy","rows":"batch_size","cols":"num_classes"}' ]

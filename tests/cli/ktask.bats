@@ -93,7 +93,11 @@ refused_with() {
 	ktask_with '.check_params = [{"n":1}]'; refused_with 'check_params: expected an array of at least two'
 	ktask_with '.check_params[1] = {"m":3}'; refused_with 'check_params[1].m: not a size of params'
 	ktask_with '.inputs = "x"';             refused_with 'inputs: expected a non-empty array'
-	ktask_with '.inputs[1].dtype = "f8"';  refused_with 'inputs[1].dtype: expected f32, f64, f16, bf16, i32 or i64'
+	ktask_with '.inputs[1].dtype = "f8"';  refused_with 'inputs[1].dtype: expected f32, f64, f16, bf16, i32, i64 or bool'
+	# a bool is a mask: an input drawn 0 or 1, never an output
+	ktask_with '.inputs[1].dtype = "bool" | .inputs[1].init = {"dist":"randint","low":0,"high":3}'
+	refused_with 'inputs[1].init: a bool draws randint with 0 <= low < high <= 2'
+	ktask_with '.outputs[0].dtype = "bool"'; refused_with 'outputs[0].dtype: bool is an input'"'"'s type'
 	ktask_with '.inputs[0].name = "1x"';    refused_with 'inputs[0].name: expected a C identifier'
 	ktask_with '.outputs[0].name = "x"';    refused_with "outputs[0].name: 'x' is used twice"
 	ktask_with '.inputs[0].init.dist = "cauchy"'; refused_with "inputs[0].init.dist: 'cauchy' is not"

@@ -273,6 +273,12 @@ test_render_inputs(void **unused)
 	assert_null(rules_render(fam, task, "plain", NULL, err, sizeof(err)));
 	assert_string_equal(err, "{{in_params}}: input z is an integer; this template reads "
 		"every input as a float");
+	/* nor a bool one */
+	json_object_set_new(json_array_get(json_object_get(task, "inputs"), 1), "dtype",
+		json_string("bool"));
+	assert_null(rules_render(fam, task, "plain", NULL, err, sizeof(err)));
+	assert_string_equal(err, "{{in_params}}: input z is a bool; this template reads "
+		"every input as a float");
 	json_decref(fam);
 	json_decref(task);
 }

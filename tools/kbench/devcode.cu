@@ -14,6 +14,7 @@
 #define KB_I64 3
 #define KB_F16 4
 #define KB_BF16 5
+#define KB_BOOL 6
 
 // distributions of docs/tasks.md
 #define KB_NORMAL 0
@@ -134,6 +135,9 @@ kb_fill(void *p, long long n, int dtype, int dist, double a, double b,
 		case KB_BF16:
 			((unsigned short *)p)[i] = kb_to16((float)(v * scale), dtype);
 			break;
+		case KB_BOOL:
+			((unsigned char *)p)[i] = v != 0;
+			break;
 		default:
 			((long long *)p)[i] = (long long)v;
 		}
@@ -149,6 +153,7 @@ kb_load(const void *p, long long i, int dtype)
 	case KB_I32: return ((const int *)p)[i];
 	case KB_F16:
 	case KB_BF16: return kb_from16(((const unsigned short *)p)[i], dtype);
+	case KB_BOOL: return ((const unsigned char *)p)[i];
 	default: return (double)((const long long *)p)[i];
 	}
 }
@@ -171,6 +176,11 @@ kb_load_masked(const void *p, long long i, int dtype, unsigned long long key)
 		// element i is half (i & 1) of word i / 2, little-endian
 		unsigned u = w[i >> 1] ^ kb_word_mask(key, i >> 1);
 		return kb_from16((unsigned short)(u >> 16 * (i & 1)), dtype);
+	}
+	if (dtype == KB_BOOL) {
+		// byte i & 3 of word i / 4
+		unsigned u = w[i >> 2] ^ kb_word_mask(key, i >> 2);
+		return (double)(unsigned char)(u >> 8 * (i & 3));
 	}
 	if (dtype == KB_F32 || dtype == KB_I32) {
 		unsigned u = w[i] ^ kb_word_mask(key, i);
@@ -241,7 +251,7 @@ kb_compare(const void *out, const void *ref, long long n, int dtype,
 	double sq_diff = 0, sq_ref = 0, max_abs = 0, max_rel = 0;
 	unsigned long long bad = 0, collide = 0, zero_bad = 0;
 	unsigned long long first = ~0ULL;
-	bool isint = dtype == KB_I32 || dtype == KB_I64;
+	bool isint = dtype == KB_I32 || dtype == KB_I64 || dtype == KB_BOOL;
 	long long stride = (long long)gridDim.x * blockDim.x;
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += stride) {
 		double o = kb_load(out, i, dtype), r = kb_load_masked(ref, i, dtype, key);

@@ -19,7 +19,7 @@ npy_write(const char *path, const char *dtype, const int64_t *shape, int ndim,
 {
 	const char *descr = !strcmp(dtype, "f32") ? "<f4" : !strcmp(dtype, "f64")
 		? "<f8" : !strcmp(dtype, "f16") ? "<f2" : !strcmp(dtype, "bf16") ? "<i2"
-		: !strcmp(dtype, "i32") ? "<i4" : "<i8";
+		: !strcmp(dtype, "i32") ? "<i4" : !strcmp(dtype, "bool") ? "|b1" : "<i8";
 	char dims[256] = "", head[512];
 	size_t n = 0;
 	for (int i = 0; i < ndim && n < sizeof dims - 32; i++)

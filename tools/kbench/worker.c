@@ -609,9 +609,11 @@ element(CUdeviceptr p, enum dtype dt, int64_t i, unsigned long long key)
 	unmask(w, off, len, key);
 	unsigned char *b = w + (at - off);
 	double d;
-	if (dt == DT_I32 || dt == DT_I64) {
+	if (DTYPE_INTEGRAL(dt)) {
 		int64_t n = 0;
-		if (dt == DT_I32) {
+		if (dt == DT_BOOL) {
+			n = b[0];
+		} else if (dt == DT_I32) {
 			int32_t k;
 			memcpy(&k, b, 4);
 			n = k;

@@ -659,7 +659,7 @@ rules_task_real(const json_t *task, enum dtype *dt, char *err, size_t errlen)
 	for (int l = 0; l < 2; l++)
 		json_array_foreach(json_object_get(task, lists[l]), i, t) {
 			if (dtype_parse(json_string_value(json_object_get(t, "dtype")), &d) < 0 ||
-			    d == DT_I32 || d == DT_I64)
+			    DTYPE_INTEGRAL(d))
 				continue;
 			if (first && d != *dt)
 				return errf(err, errlen, "its float tensors are of two types (%s "

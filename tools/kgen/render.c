@@ -90,17 +90,17 @@ inputs_join(const json_t *task, const char *fmt, const char *sep)
 	return s;
 }
 
-/* The first integer input of the task, or NULL. */
+/* The first integer (or bool) input of the task, or NULL; its type in
+ * *dt. */
 static const char *
-integer_input(const json_t *task)
+integer_input(const json_t *task, enum dtype *dt)
 {
 	const json_t *t;
-	enum dtype dt;
 	size_t i;
 
 	json_array_foreach(json_object_get(task, "inputs"), i, t)
-		if (dtype_parse(json_string_value(json_object_get(t, "dtype")), &dt) == 0 &&
-		    (dt == DT_I32 || dt == DT_I64))
+		if (dtype_parse(json_string_value(json_object_get(t, "dtype")), dt) == 0 &&
+		    DTYPE_INTEGRAL(*dt))
 			return json_string_value(json_object_get(t, "name"));
 	return NULL;
 }
@@ -115,6 +115,7 @@ placeholder(const json_t *task, const char *variant, const char *name,
 	int in_plan, char *err, size_t errlen)
 {
 	const json_t *spec = json_object_get(task, "spec");
+	enum dtype idt;
 	const char *s;
 	char *end, *v;
 	long n = 1;
@@ -155,9 +156,9 @@ placeholder(const json_t *task, const char *variant, const char *name,
 		return xstrdup(dt == DT_F16 ? "1" : dt == DT_BF16 ? "2" : "0");
 	}
 	if ((strcmp(name, "in_params") == 0 || strcmp(name, "bind") == 0) &&
-	    (s = integer_input(task))) {
-		errf(err, errlen, "{{%s}}: input %s is an integer; this template reads "
-			"every input as a float", name, s);
+	    (s = integer_input(task, &idt))) {
+		errf(err, errlen, "{{%s}}: input %s is %s; this template reads "
+			"every input as a float", name, s, idt == DT_BOOL ? "a bool" : "an integer");
 		return NULL;
 	}
 	if (strcmp(name, "in_params") == 0)

@@ -1,5 +1,6 @@
 # A problem file of our own, in KernelBench's form: a masked fill whose mask
-# is torch.bool, a dtype htam does not serve (refused).
+# is torch.bool: it imports (a bool input, a byte of 0 or 1), but no family
+# computes x * mask (their templates read every input as a float).
 import torch
 import torch.nn as nn
 

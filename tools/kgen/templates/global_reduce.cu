@@ -8,6 +8,11 @@
  *          a read for the fold, then a read and a write: 3 passes
  *          (nothing can be written before every value has been read).
  * The map reads an input as x (the first), by its name, or as IN(k).
+ * An input is whole (a value per place), or, viewing the places as rows
+ * of cols (spec.cols), one value per row (bit k of spec.per_row: a
+ * (rows, 1) tensor) or per column (bit k of spec.per_col: (cols,), read
+ * again by every row: from L1/L2); the vector path then walks each
+ * thread's (row, column) along with its index, and needs cols % VEC == 0.
  * gr_partial: SPLIT blocks stride over the data (UNROLL vectors of each
  * input in flight per thread); each thread combines a tile in float, and
  * the tiles in double; each block writes its result (double) to a
@@ -19,6 +24,9 @@
 #define VARIANT_{{variant}} 1
 #define NIN {{ninputs}}
 #define GR_IDENTITY ({{op_identity}})
+#define GR_PER_ROW ({{per_row}})
+#define GR_PER_COL ({{per_col}})
+#define GR_BCAST (GR_PER_ROW | GR_PER_COL)
 
 #if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
 #error "VEC must be 1, 2, 4 or 8"
@@ -88,25 +96,59 @@ static __device__ __forceinline__ double gr_block(double v)
 	return v;
 }
 
+/* Where input k is read for place j of a view of rows of cols places. */
+static __device__ __forceinline__ long long gr_index(int k, long long j, long long cols)
+{
+	if (GR_PER_COL >> k & 1)
+		return j % cols;
+	if (GR_PER_ROW >> k & 1)
+		return j / cols;
+	return j;
+}
+
 /* One place j of every input, mapped. */
-static __device__ __forceinline__ float gr_at(const real *const (&in)[NIN], long long j)
+static __device__ __forceinline__ float gr_at(const real *const (&in)[NIN], long long j,
+	long long cols)
 {
 	float a[NIN];
 
 #pragma unroll
 	for (int k = 0; k < NIN; k++)
-		a[k] = real_f(in[k][j]);
+		a[k] = real_f(in[k][GR_BCAST ? gr_index(k, j, cols) : j]);
 	return gr_map(a);
+}
+
+/* A (row, vector column) position in a view of rows of cv vectors, moved
+ * by whole vectors: the broadcast inputs' indices without a division in
+ * the loop. */
+struct gr_pos {
+	long long r, c;
+};
+
+static __device__ __forceinline__ gr_pos gr_pos_of(long long i, long long cv)
+{
+	return gr_pos{ i / cv, i % cv };
+}
+
+static __device__ __forceinline__ gr_pos gr_add(gr_pos a, gr_pos d, long long cv)
+{
+	a.r += d.r;
+	a.c += d.c;
+	if (a.c >= cv) {
+		a.c -= cv;
+		a.r++;
+	}
+	return a;
 }
 
 /* Grid (SPLIT): part[block] = the combine of the mapped values over the
  * block's grid-stride share. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-gr_partial({{in_params}}, double *__restrict__ part, long long n)
+gr_partial({{in_params}}, double *__restrict__ part, long long n, long long cols)
 {
 	const real *const in[NIN] = { {{in_ptrs}} };
 	double acc = (double)GR_IDENTITY;
-	bool aligned = true;
+	bool aligned = !GR_BCAST || cols % VEC == 0;
 
 #pragma unroll
 	for (int k = 0; k < NIN; k++)
@@ -114,19 +156,36 @@ gr_partial({{in_params}}, double *__restrict__ part, long long n)
 	if (aligned) {
 		const long long nv = n / VEC;
 		const long long step = (long long)SPLIT * BLOCK * UNROLL;
+		const long long i0 = (long long)blockIdx.x * BLOCK * UNROLL + threadIdx.x;
+		const long long cv = GR_BCAST ? cols / VEC : 1;
+		gr_pos at{0, 0}, by{0, 0}, off[UNROLL];
 
-		for (long long i = (long long)blockIdx.x * BLOCK * UNROLL + threadIdx.x;
-		     i < nv; i += step) {
+		if (GR_BCAST) {
+			at = gr_pos_of(i0, cv);
+			by = gr_pos_of(step, cv);
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				off[u] = gr_pos_of((long long)u * BLOCK, cv);
+		}
+		for (long long i = i0; i < nv; i += step) {
 			gr_vec x[NIN][UNROLL];
+			float row[NIN][UNROLL];
 			const bool whole = i + (long long)(UNROLL - 1) * BLOCK < nv;
 			float t = GR_IDENTITY;
 
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
-				if (whole || i + u * BLOCK < nv)
+				if (whole || i + u * BLOCK < nv) {
+					const gr_pos p = GR_BCAST ? gr_add(at, off[u], cv) : at;
 #pragma unroll
 					for (int k = 0; k < NIN; k++)
-						x[k][u] = rv_ldcs(reinterpret_cast<const gr_vec *>(in[k]) + i + u * BLOCK);
+						if (GR_PER_COL >> k & 1)
+							x[k][u] = rv_ldg(reinterpret_cast<const gr_vec *>(in[k]) + p.c);
+						else if (GR_PER_ROW >> k & 1)
+							row[k][u] = real_ldg(in[k] + p.r);
+						else
+							x[k][u] = rv_ldcs(reinterpret_cast<const gr_vec *>(in[k]) + i + u * BLOCK);
+				}
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				if (whole || i + u * BLOCK < nv)
@@ -135,19 +194,21 @@ gr_partial({{in_params}}, double *__restrict__ part, long long n)
 						float a[NIN];
 #pragma unroll
 						for (int k = 0; k < NIN; k++)
-							a[k] = gr_lane(x[k][u], l);
+							a[k] = GR_PER_ROW >> k & 1 ? row[k][u] : gr_lane(x[k][u], l);
 						t = gr_combine(t, gr_map(a));
 					}
 			acc = gr_combine(acc, (double)t);
+			if (GR_BCAST)
+				at = gr_add(at, by, cv);
 		}
 		/* the last n % VEC values */
 		if (blockIdx.x == 0)
 			for (long long j = nv * VEC + threadIdx.x; j < n; j += BLOCK)
-				acc = gr_combine(acc, (double)gr_at(in, j));
+				acc = gr_combine(acc, (double)gr_at(in, j, cols));
 	} else {
 		for (long long j = (long long)blockIdx.x * BLOCK + threadIdx.x; j < n;
 		     j += (long long)SPLIT * BLOCK)
-			acc = gr_combine(acc, (double)gr_at(in, j));
+			acc = gr_combine(acc, (double)gr_at(in, j, cols));
 	}
 	acc = gr_block(acc);
 	if (threadIdx.x == 0)

@@ -12,8 +12,11 @@
  *           and stored 4 values at a time.
  *   column: one thread per column walks len in order, UNROLL loads in
  *           flight; consecutive threads on consecutive columns.
- * One read and one write: the floor. Tensors are f32, f16 or bf16 in
- * memory (real.cuh), float in registers. Indices are 64-bit. */
+ * Masked (spec.masked): a second input, a bool mask of x's shape (bytes
+ * of 0 or 1), multiplies x before the map, as cumsum(x * mask) does (a
+ * NaN times 0 stays NaN); it is read along with x, 4 at a time where x is.
+ * One read of each input and one write: the floor. Tensors are f32, f16
+ * or bf16 in memory (real.cuh), float in registers. Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
 #define SC_MAP(x) ({{op_map}})
 #define SC_COMBINE(a, b) ({{op_combine}})
@@ -21,6 +24,24 @@
 #define SC_FINALIZE(v, n) ({{op_finalize}})
 #define SC_REVERSE {{reverse}}
 #define SC_EXCLUSIVE {{exclusive}}
+#define SC_MASKED {{masked}}
+
+#if SC_MASKED
+/* the mask's parameter, and its value at an index of x */
+#define SC_MASK_PARAM const unsigned char *__restrict__ mask,
+#define SC_M(i) ((float)sc_mask1(mask + (i)))
+static __device__ __forceinline__ unsigned char sc_mask1(const unsigned char *p)
+{
+#if CACHE_HINT
+	return __ldcs(p);
+#else
+	return __ldg(p);
+#endif
+}
+#else
+#define SC_MASK_PARAM
+#define SC_M(i) 1.0f
+#endif
 
 static __device__ __forceinline__ float sc_fin(float v, long long n)
 {
@@ -31,6 +52,21 @@ static __device__ __forceinline__ float sc_fin(float v, long long n)
 #if defined(VARIANT_row)
 /* 4 values at a time, or one */
 typedef realv<4> sc_vec;
+#if SC_MASKED
+/* 4 bytes of the mask, at an index of x that is a multiple of 4 */
+static __device__ __forceinline__ uchar4 sc_mask4(const unsigned char *p)
+{
+#if CACHE_HINT
+	return __ldcs(reinterpret_cast<const uchar4 *>(p));
+#else
+	return __ldg(reinterpret_cast<const uchar4 *>(p));
+#endif
+}
+static __device__ __forceinline__ float sc_lane(uchar4 m, int l)
+{
+	return (float)(l == 0 ? m.x : l == 1 ? m.y : l == 2 ? m.z : m.w);
+}
+#endif
 #if CACHE_HINT
 #define SC_LD4(p) rv_ldcs(p)
 #define SC_ST4(p, v) rv_stcs(p, v)
@@ -58,16 +94,21 @@ static __device__ __forceinline__ float sc_warp_scan(float v, int lane)
 /* Grid (outer): block b scans row b of x (inner 1). Logical position j
  * is physical j, or len - 1 - j when reversed. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-scan_row(const real *__restrict__ x, real *__restrict__ y, long long len)
+scan_row(const real *__restrict__ x, SC_MASK_PARAM real *__restrict__ y, long long len)
 {
 	__shared__ float sc_warps[BLOCK / 32];
 	__shared__ float sc_carry;
 	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-	const real *xr = x + (long long)blockIdx.x * len;
-	real *yr = y + (long long)blockIdx.x * len;
+	const long long row = (long long)blockIdx.x * len;
+	const real *xr = x + row;
+	real *yr = y + row;
 	const bool vec = ITEMS % 4 == 0 && len % 4 == 0 &&
 		reinterpret_cast<unsigned long long>(xr) % (4 * REAL_BYTES) == 0 &&
-		reinterpret_cast<unsigned long long>(yr) % (4 * REAL_BYTES) == 0;
+		reinterpret_cast<unsigned long long>(yr) % (4 * REAL_BYTES) == 0
+#if SC_MASKED
+		&& reinterpret_cast<unsigned long long>(mask + row) % 4 == 0
+#endif
+		;
 	float carry = SC_IDENTITY;
 
 	for (long long c0 = 0; c0 < len; c0 += (long long)BLOCK * ITEMS) {
@@ -82,15 +123,23 @@ scan_row(const real *__restrict__ x, real *__restrict__ y, long long len)
 				 * len - 1 - j0 - 4q down to len - 4 - j0 - 4q */
 				const long long p = SC_REVERSE ? len - 4 - j0 - 4 * q : j0 + 4 * q;
 				const sc_vec f = SC_LD4(reinterpret_cast<const sc_vec *>(xr + p));
+#if SC_MASKED
+				const uchar4 m = sc_mask4(mask + row + p);
+#pragma unroll
+				for (int l = 0; l < 4; l++)
+					v[4 * q + l] = f.at(SC_REVERSE ? 3 - l : l) *
+						sc_lane(m, SC_REVERSE ? 3 - l : l);
+#else
 #pragma unroll
 				for (int l = 0; l < 4; l++)
 					v[4 * q + l] = f.at(SC_REVERSE ? 3 - l : l);
+#endif
 			}
 		} else {
 #pragma unroll
 			for (int k = 0; k < ITEMS; k++) {
-				const long long j = j0 + k;
-				v[k] = j < len ? SC_LD(xr + (SC_REVERSE ? len - 1 - j : j)) : 0.0f;
+				const long long j = j0 + k, pj = SC_REVERSE ? len - 1 - j : j;
+				v[k] = j < len ? SC_LD(xr + pj) * SC_M(row + pj) : 0.0f;
 			}
 		}
 		/* the thread's own inclusive scan, then its total */
@@ -158,7 +207,7 @@ scan_row(const real *__restrict__ x, real *__restrict__ y, long long len)
 #if defined(VARIANT_column)
 /* Grid (cdiv(outer * inner, BLOCK)): thread t scans column t. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-scan_column(const real *__restrict__ x, real *__restrict__ y, long long outer,
+scan_column(const real *__restrict__ x, SC_MASK_PARAM real *__restrict__ y, long long outer,
 	long long len, long long inner)
 {
 	const long long t = (long long)blockIdx.x * BLOCK + threadIdx.x;
@@ -175,8 +224,10 @@ scan_column(const real *__restrict__ x, real *__restrict__ y, long long outer,
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
 			const long long q = j + u;
-			if (q < len)
-				v[u] = real_ldcs(xc + (SC_REVERSE ? len - 1 - q : q) * inner);
+			if (q < len) {
+				const long long at = (SC_REVERSE ? len - 1 - q : q) * inner;
+				v[u] = real_ldcs(xc + at) * SC_M(o * len * inner + i + at);
+			}
 		}
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {

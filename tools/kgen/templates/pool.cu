@@ -23,6 +23,11 @@
  *           into OUTS partials held in registers; each output then folds
  *           its KH rows' partials. Overlapping windows (stride below the
  *           kernel) share both their columns and their rows' loads.
+ * direct and walk, with WVEC: where a thread's first column is the same
+ * place in a 16-byte vector for every thread ((OUTS * sw) % (16 / real
+ * bytes) == 0) and rows are whole vectors (in_w too), a row's span is read
+ * as the aligned vectors that cover it: a warp's loads are contiguous, not
+ * OUTS * sw values apart.
  * One read of x (overlapping windows hit L1) and one write: the floor.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
@@ -90,6 +95,65 @@ static __device__ __forceinline__ void pl_take(float &v, float x)
 {
 	pl_merge(v, PL_MAP(x));
 }
+
+/* WVEC: a span read as 16-byte vectors of VW values. A thread's first
+ * column c * SW - PW (c a multiple of OUTS) sits VOFF values into its
+ * vector, the same for every thread when OUTS * SW is a multiple of VW;
+ * NV vectors cover VOFF + SPAN values. */
+#define VW (16 / REAL_BYTES)
+#define VOFF ((VW - PW % VW) % VW)
+#define NV ((VOFF + SPAN + VW - 1) / VW)
+#define PL_WVEC (WVEC && (OUTS * SW) % VW == 0)
+typedef realv<VW> pl_vec;
+
+static __device__ __forceinline__ pl_vec pl_vload(const pl_vec *p)
+{
+#if CACHE_HINT
+	return rv_ldcs(p);
+#else
+	return rv_ldg(p);
+#endif
+}
+
+/* Whether x's rows are whole, aligned vectors, so that spans can be read
+ * as vectors (WVEC). */
+static __device__ __forceinline__ bool pl_vec_rows(const real *x, long long in_w)
+{
+	return PL_WVEC && in_w % VW == 0 && reinterpret_cast<unsigned long long>(x) % 16 == 0;
+}
+
+/* The SPAN values of input row xr from column c0 on, and whether each is
+ * inside x (every one when inner_w): as the aligned vectors that cover
+ * them (vec: pl_vec_rows; a vector is inside x whole or not at all), or
+ * one by one. */
+static __device__ __forceinline__ void pl_span(const real *xr, long long c0, long long in_w,
+	bool inner_w, bool vec, float (&s)[SPAN], bool (&in)[SPAN])
+{
+	if (vec) {
+#pragma unroll
+		for (int v = 0; v < NV; v++) {
+			const long long cv = c0 - VOFF + v * VW;
+			const bool vin = inner_w || (cv >= 0 && cv < in_w);
+			pl_vec f = {};
+			if (vin)
+				f = pl_vload(reinterpret_cast<const pl_vec *>(xr + c0 - VOFF) + v);
+#pragma unroll
+			for (int l = 0; l < VW; l++) {
+				const int k = v * VW + l - VOFF;
+				if (k >= 0 && k < SPAN) {
+					in[k] = vin;
+					s[k] = f.at(l);
+				}
+			}
+		}
+		return;
+	}
+#pragma unroll
+	for (int k = 0; k < SPAN; k++) {
+		in[k] = inner_w || (c0 + k >= 0 && c0 + k < in_w);
+		s[k] = in[k] ? pl_load(xr + c0 + k) : 0.0f;
+	}
+}
 #endif
 
 #if PL_KEEP == 0
@@ -145,7 +209,7 @@ static __device__ __forceinline__ real pl_out(float v, bool inside, long long z0
  * yp (the row's outputs). */
 static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
 	real *__restrict__ yp, long long z0, long long r0, long long c,
-	long long in_d, long long in_h, long long in_w, long long out_w)
+	long long in_d, long long in_h, long long in_w, long long out_w, bool vec)
 {
 	const long long c0 = c * SW - PW;
 	/* every window of the group inside x along w, and every depth and row
@@ -165,11 +229,10 @@ static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
 		for (int i = 0; i < KD; i++)
 #pragma unroll
 			for (int j = 0; j < KH; j++) {
-				const real *xr = xp + (z0 + i * DD) * plane + (r0 + j * DH) * in_w + c0;
 				float s[SPAN];
-#pragma unroll
-				for (int k = 0; k < SPAN; k++)
-					s[k] = pl_load(xr + k);
+				bool in[SPAN];
+				pl_span(xp + (z0 + i * DD) * plane + (r0 + j * DH) * in_w, c0, in_w,
+					true, vec, s, in);
 #pragma unroll
 				for (int o = 0; o < OUTS; o++)
 #pragma unroll
@@ -191,16 +254,10 @@ static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
 			const long long rj = r0 + j * DH;
 			if (rj < 0 || rj >= in_h)
 				continue;
-			const real *xr = xp + (zi * in_h + rj) * in_w;
 			float s[SPAN];
 			bool in[SPAN];
 
-#pragma unroll
-			for (int k = 0; k < SPAN; k++) {
-				const long long ck = c0 + k;
-				in[k] = ck >= 0 && ck < in_w;
-				s[k] = in[k] ? pl_load(xr + ck) : 0.0f;
-			}
+			pl_span(xp + (zi * in_h + rj) * in_w, c0, in_w, false, vec, s, in);
 #pragma unroll
 			for (int o = 0; o < OUTS; o++)
 #pragma unroll
@@ -225,6 +282,7 @@ pool_direct(const real *__restrict__ x, real *__restrict__ y, long long planes,
 	long long out_d, long long out_h, long long out_w)
 {
 	const long long rows = planes * out_d * out_h;
+	const bool vec = pl_vec_rows(x, in_w);
 
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long r = row % out_h, z = row / out_h % out_d, p = row / out_h / out_d;
@@ -232,7 +290,7 @@ pool_direct(const real *__restrict__ x, real *__restrict__ y, long long planes,
 		real *yp = y + row * out_w;
 
 		for (long long c = (long long)threadIdx.x * OUTS; c < out_w; c += (long long)BLOCK * OUTS)
-			pl_group(xp, yp, z * SD - PD, r * SH - PH, c, in_d, in_h, in_w, out_w);
+			pl_group(xp, yp, z * SD - PD, r * SH - PH, c, in_d, in_h, in_w, out_w, vec);
 	}
 }
 #endif
@@ -383,6 +441,7 @@ pool_walk(const real *__restrict__ x, real *__restrict__ y, long long planes,
 		const long long c0 = (long long)c * SW - PW;
 		/* every column of the group's span inside x: no check per value */
 		const bool inner_w = c0 >= 0 && c0 + SPAN <= in_w;
+		const bool vec = pl_vec_rows(x, in_w);
 		float h[RHW][OUTS];
 
 #pragma unroll
@@ -401,14 +460,9 @@ pool_walk(const real *__restrict__ x, real *__restrict__ y, long long planes,
 				const long long zi = z0 + i * DD;
 				if (!row_in || zi < 0 || zi >= in_d)
 					continue;
-				const real *xr = xp + (zi * in_h + rq) * in_w + c0;
 				float s[SPAN];
 				bool in[SPAN];
-#pragma unroll
-				for (int k = 0; k < SPAN; k++) {
-					in[k] = inner_w || (c0 + k >= 0 && c0 + k < in_w);
-					s[k] = in[k] ? pl_load(xr + k) : 0.0f;
-				}
+				pl_span(xp + (zi * in_h + rq) * in_w, c0, in_w, inner_w, vec, s, in);
 #pragma unroll
 				for (int o = 0; o < OUTS; o++)
 #pragma unroll

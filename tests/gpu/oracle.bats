@@ -66,13 +66,13 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	jq -se 'all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-6)' out.jsonl
 }
 
-@test "bool masks and broadcast inputs: masked scans (row and column walks) and global_reduce's row weights and column labels, eight configurations each, correct against the oracle; a scan that ignores its mask is incorrect" {
-	for t in masked_cumsum masked_cumsum_mid weighted_mse hinge_loss; do
+@test "bool masks and broadcast inputs: masked scans (row and column walks, f32 and f16) and global_reduce's row weights and column labels, eight configurations each, correct against the oracle; a scan that ignores its mask is incorrect" {
+	for t in masked_cumsum masked_cumsum_mid masked_cumsum_f16 weighted_mse hinge_loss; do
 		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 8
 	done | kcompile >c.jsonl
 	kbench -q <c.jsonl >out.jsonl
 	jq -c '{t: .task.id, d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
-	[ "$(jq -s 'map(.task.id) | unique | length' out.jsonl)" -eq 4 ]
+	[ "$(jq -s 'map(.task.id) | unique | length' out.jsonl)" -eq 5 ]
 	jq -se 'all(.[]; .bench.status == "ok")' out.jsonl
 	# the mask read but not applied: every x counted
 	jq -c 'select(.task.id == "masked_cumsum") | .candidate.source |= (gsub("sc_lane\\(m, SC_REVERSE \\? 3 - l : l\\)"; "1.0f")

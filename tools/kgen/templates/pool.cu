@@ -27,7 +27,8 @@
  * place in a 16-byte vector for every thread ((OUTS * sw) % (16 / real
  * bytes) == 0) and rows are whole vectors (in_w too), a row's span is read
  * as the aligned vectors that cover it: a warp's loads are contiguous, not
- * OUTS * sw values apart.
+ * OUTS * sw values apart. walk with PREFETCH loads every vector of every
+ * row (and depth) its windows reach before folding any, all in flight.
  * One read of x (overlapping windows hit L1) and one write: the floor.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
@@ -41,7 +42,6 @@
 #define PL_FINALIZE(v, n) ({{op_finalize}})
 #define PL_COUNT_{{count}} 1
 #define PL_OVERRIDE ({{override}})
-#define PL_BEATS(p, q) (PL_KEEP > 0 ? (p) > (q) : (p) < (q))
 
 #define KD ({{kd}})
 #define KH ({{kh}})
@@ -69,14 +69,17 @@ static __device__ __forceinline__ float pl_neutral()
 }
 
 /* Folds a mapped value or a partial result p into v (NaN beats
- * everything, as in torch). */
+ * everything, as in torch): for max and min one instruction, max.NaN or
+ * min.NaN (sm_80 on: a NaN operand gives NaN), not a compare, a NaN test
+ * and a select. */
 static __device__ __forceinline__ void pl_merge(float &v, float p)
 {
 #if PL_KEEP == 0
 	v = PL_COMBINE(v, p);
+#elif PL_KEEP > 0
+	asm("max.NaN.f32 %0, %0, %1;" : "+f"(v) : "f"(p));
 #else
-	if (PL_BEATS(p, v) || (p != p && v == v))
-		v = p;
+	asm("min.NaN.f32 %0, %0, %1;" : "+f"(v) : "f"(p));
 #endif
 }
 
@@ -122,30 +125,49 @@ static __device__ __forceinline__ bool pl_vec_rows(const real *x, long long in_w
 	return PL_WVEC && in_w % VW == 0 && reinterpret_cast<unsigned long long>(x) % 16 == 0;
 }
 
+/* The NV aligned vectors that cover the SPAN values of input row xr from
+ * column c0 on (a vector is inside x whole or not at all; none is when the
+ * row is not, !row), and whether each is inside x. */
+static __device__ __forceinline__ void pl_span_load(const real *xr, long long c0,
+	long long in_w, bool inner_w, bool row, pl_vec (&f)[NV], bool (&vin)[NV])
+{
+#pragma unroll
+	for (int v = 0; v < NV; v++) {
+		const long long cv = c0 - VOFF + v * VW;
+		vin[v] = row && (inner_w || (cv >= 0 && cv < in_w));
+		f[v] = pl_vec{};
+		if (vin[v])
+			f[v] = pl_vload(reinterpret_cast<const pl_vec *>(xr + c0 - VOFF) + v);
+	}
+}
+
+/* The span's values and whether each is inside x, from its vectors. */
+static __device__ __forceinline__ void pl_span_unpack(const pl_vec (&f)[NV],
+	const bool (&vin)[NV], float (&s)[SPAN], bool (&in)[SPAN])
+{
+#pragma unroll
+	for (int v = 0; v < NV; v++)
+#pragma unroll
+		for (int l = 0; l < VW; l++) {
+			const int k = v * VW + l - VOFF;
+			if (k >= 0 && k < SPAN) {
+				in[k] = vin[v];
+				s[k] = f[v].at(l);
+			}
+		}
+}
+
 /* The SPAN values of input row xr from column c0 on, and whether each is
  * inside x (every one when inner_w): as the aligned vectors that cover
- * them (vec: pl_vec_rows; a vector is inside x whole or not at all), or
- * one by one. */
+ * them (vec: pl_vec_rows), or one by one. */
 static __device__ __forceinline__ void pl_span(const real *xr, long long c0, long long in_w,
 	bool inner_w, bool vec, float (&s)[SPAN], bool (&in)[SPAN])
 {
 	if (vec) {
-#pragma unroll
-		for (int v = 0; v < NV; v++) {
-			const long long cv = c0 - VOFF + v * VW;
-			const bool vin = inner_w || (cv >= 0 && cv < in_w);
-			pl_vec f = {};
-			if (vin)
-				f = pl_vload(reinterpret_cast<const pl_vec *>(xr + c0 - VOFF) + v);
-#pragma unroll
-			for (int l = 0; l < VW; l++) {
-				const int k = v * VW + l - VOFF;
-				if (k >= 0 && k < SPAN) {
-					in[k] = vin;
-					s[k] = f.at(l);
-				}
-			}
-		}
+		pl_vec f[NV];
+		bool vin[NV];
+		pl_span_load(xr, c0, in_w, inner_w, true, f, vin);
+		pl_span_unpack(f, vin, s, in);
 		return;
 	}
 #pragma unroll
@@ -444,6 +466,43 @@ pool_walk(const real *__restrict__ x, real *__restrict__ y, long long planes,
 		const bool vec = pl_vec_rows(x, in_w);
 		float h[RHW][OUTS];
 
+#if PREFETCH
+		/* every vector of every row (and depth) the windows reach loaded
+		 * first, all in flight at once, then folded */
+		if (vec) {
+			pl_vec f[RHW * KD][NV];
+			bool vin[RHW * KD][NV];
+#pragma unroll
+			for (int q = 0; q < RHW; q++)
+#pragma unroll
+				for (int i = 0; i < KD; i++) {
+					const long long rq = r0 + q, zi = z0 + i * DD;
+					pl_span_load(xp + (zi * in_h + rq) * in_w, c0, in_w, inner_w,
+						pl_used(q) && rq >= 0 && rq < in_h && zi >= 0 && zi < in_d,
+						f[q * KD + i], vin[q * KD + i]);
+				}
+#pragma unroll
+			for (int q = 0; q < RHW; q++) {
+#pragma unroll
+				for (int o = 0; o < OUTS; o++)
+					h[q][o] = pl_neutral();
+				if (!pl_used(q))
+					continue;
+#pragma unroll
+				for (int i = 0; i < KD; i++) {
+					float s[SPAN];
+					bool in[SPAN];
+					pl_span_unpack(f[q * KD + i], vin[q * KD + i], s, in);
+#pragma unroll
+					for (int o = 0; o < OUTS; o++)
+#pragma unroll
+						for (int k = 0; k < KW; k++)
+							if (in[o * SW + k * DW])
+								pl_take(h[q][o], s[o * SW + k * DW]);
+				}
+			}
+		} else
+#endif
 #pragma unroll
 		for (int q = 0; q < RHW; q++) {
 #pragma unroll

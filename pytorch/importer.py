@@ -624,8 +624,8 @@ def import_file(path, into):
     problem.ties = ties
     if not sizes:
         broke = [f[1] for f in fixed.values() if isinstance(f, tuple)]
-        raise Refused("no module-level integer can change on its own to give other sizes"
-                      + (": %s" % broke[0] if broke else " (none shapes a tensor)"))
+        raise Refused("no module-level integer can change, on its own or with others of its value, "
+                      "to give other sizes" + (": %s" % broke[0] if broke else " (none shapes a tensor)"))
 
     checks, check_runs = choose_checks(problem, sizes, base)
 

@@ -125,6 +125,16 @@ check_number(const json_t *task, const json_t *v, double min, const char *where,
 	return 0;
 }
 
+/* Whether a bool's randint bounds are numbers, 0 <= low < high <= 2. */
+static int
+bool_bounds(const json_t *init)
+{
+	const json_t *lo = json_object_get(init, "low"), *hi = json_object_get(init, "high");
+
+	return json_is_integer(lo) && json_is_integer(hi) && json_integer_value(lo) >= 0 &&
+	    json_integer_value(lo) < json_integer_value(hi) && json_integer_value(hi) <= 2;
+}
+
 static int
 check_init(const json_t *task, const json_t *init, enum dtype dt,
 	const json_t *sets, const char *where, char *err, size_t errlen)
@@ -162,12 +172,7 @@ check_init(const json_t *task, const json_t *init, enum dtype dt,
 		snprintf(at, sizeof(at), "%s.high", where);
 		if (check_expr(task, json_object_get(init, "high"), sets, INT64_MIN, at, err, errlen) < 0)
 			return -1;
-		if (dt == DT_BOOL && !(json_is_integer(json_object_get(init, "low")) &&
-		    json_is_integer(json_object_get(init, "high")) &&
-		    json_integer_value(json_object_get(init, "low")) >= 0 &&
-		    json_integer_value(json_object_get(init, "high")) <= 2 &&
-		    json_integer_value(json_object_get(init, "low")) <
-		    json_integer_value(json_object_get(init, "high"))))
+		if (dt == DT_BOOL && !bool_bounds(init))
 			return bad(err, errlen, task, "%s: a bool draws randint with 0 <= low < "
 				"high <= 2 (numbers)", where);
 	} else if (!strcmp(dist, "normal") || !strcmp(dist, "uniform") || !strcmp(dist, "randint")) {

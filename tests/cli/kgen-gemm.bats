@@ -113,7 +113,7 @@ compiled() {
 	# split-K's partials are bounded by the task's size: 32 slices of 4096 x 4096
 	grep -q 'sweep wgk SPLITK=32 .*refused: .* = 536870912 is above 268435456: SPLITK slices of partials of C, at most 1 GiB' "$notes"
 	grep -q 'too much .*refused: WARP_M \* WARP_N = 4096 is above 2048: a warp keeps two accumulators' "$notes"
-	[ "$(grep -c refused "$notes")" -eq 17 ]
+	[ "$(grep -c refused "$notes")" -eq 16 ]
 }
 
 @test "every gemv knob value renders; two knobs together past the constraint are refused" {

@@ -425,7 +425,10 @@ kplan_ready(struct kplan *kp, CUmodule mod, char *why, size_t whylen)
 					(long long)l->grid[d], d, (long long)l->cluster[d]);
 				return 1;
 			}
-		if (l->smem > 48 * 1024)
+		/* past 48 KB a block's shared memory, static and dynamic
+		 * together, is opted into (the default allows 48 KB less the
+		 * static as dynamic) */
+		if (l->smem + ssmem > 48 * 1024)
 			CK(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 				(int)l->smem));
 	}

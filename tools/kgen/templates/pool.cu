@@ -23,12 +23,19 @@
  *           into OUTS partials held in registers; each output then folds
  *           its KH rows' partials. Overlapping windows (stride below the
  *           kernel) share both their columns and their rows' loads.
+ *   stream: as walk's threads, each walking a chunk of ZC output depths in
+ *           order and keeping its window's KD slices' row partials: the
+ *           next depth's window shares KD - SHIFT of them, so each slice
+ *           is read once per chunk. SMEM: a block's TY row groups stage
+ *           each new slice's rows once in shared memory (cp.async).
  * direct and walk, with WVEC: where a thread's first column is the same
  * place in a 16-byte vector for every thread ((OUTS * sw) % (16 / real
  * bytes) == 0) and rows are whole vectors (in_w too), a row's span is read
  * as the aligned vectors that cover it: a warp's loads are contiguous, not
- * OUTS * sw values apart. walk with PREFETCH loads every vector of every
- * row (and depth) its windows reach before folding any, all in flight.
+ * OUTS * sw values apart (stream too). walk with PREFETCH loads every
+ * vector of every row (and depth) its windows reach before folding any,
+ * all in flight. direct and stream with STAGE store a warp's outputs
+ * through shared memory, 32 adjacent values a store.
  * One read of x (overlapping windows hit L1) and one write: the floor.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
@@ -83,7 +90,7 @@ static __device__ __forceinline__ void pl_merge(float &v, float p)
 #endif
 }
 
-#if defined(VARIANT_direct) || defined(VARIANT_walk)
+#if defined(VARIANT_direct) || defined(VARIANT_walk) || defined(VARIANT_stream)
 static __device__ __forceinline__ float pl_load(const real *p)
 {
 #if CACHE_HINT
@@ -225,12 +232,50 @@ static __device__ __forceinline__ real pl_out(float v, bool inside, long long z0
 #endif
 }
 
+#if defined(VARIANT_direct) || defined(VARIANT_stream)
+/* STAGE (with OUTS above 1): a warp's 32 * OUTS adjacent outputs pass
+ * through shared memory, so that its stores are 32 adjacent values, not
+ * 32 values OUTS apart (each sector written OUTS times over); the pitch
+ * OUTS + 1 keeps the lanes' writes on distinct banks. */
+#define PL_STAGE (STAGE && OUTS > 1)
+#define PL_STW (PL_STAGE ? 32 * (OUTS + 1) : 1)
+
+/* Stores r, the OUTS outputs of this lane from column cw + lane * OUTS on
+ * (cw the warp's first), into output row yr: those before out_w. Every
+ * lane of the warp takes part (STAGE: st is the warp's staging). */
+static __device__ __forceinline__ void pl_store(real *st, real *__restrict__ yr,
+	long long cw, long long out_w, const real (&r)[OUTS])
+{
+	const int lane = threadIdx.x % 32;
+#if PL_STAGE
+#pragma unroll
+	for (int o = 0; o < OUTS; o++)
+		st[lane * (OUTS + 1) + o] = r[o];
+	__syncwarp();
+#pragma unroll
+	for (int k = 0; k < OUTS; k++) {
+		const int e = lane + 32 * k;
+		if (cw + e < out_w)
+			yr[cw + e] = st[e / OUTS * (OUTS + 1) + e % OUTS];
+	}
+	__syncwarp();
+#else
+	(void)st;
+	const long long c = cw + (long long)lane * OUTS;
+#pragma unroll
+	for (int o = 0; o < OUTS; o++)
+		if (c + o < out_w)
+			yr[c + o] = r[o];
+#endif
+}
+#endif
+
 #if defined(VARIANT_direct)
 /* The OUTS outputs from c on of an output row whose windows start at
  * depth z0 and row r0 of plane xp (padded coordinates subtracted), into
- * yp (the row's outputs). */
+ * r (those from out_w on are not outputs: their values are of no use). */
 static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
-	real *__restrict__ yp, long long z0, long long r0, long long c,
+	real (&r)[OUTS], long long z0, long long r0, long long c,
 	long long in_d, long long in_h, long long in_w, long long out_w, bool vec)
 {
 	const long long c0 = c * SW - PW;
@@ -263,7 +308,7 @@ static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
 			}
 #pragma unroll
 		for (int o = 0; o < OUTS; o++)
-			yp[c + o] = pl_out(v[o], true, z0, r0, c0 + o * SW, in_d, in_h, in_w);
+			r[o] = pl_out(v[o], true, z0, r0, c0 + o * SW, in_d, in_h, in_w);
 		return;
 	}
 #pragma unroll
@@ -290,29 +335,38 @@ static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
 	}
 #pragma unroll
 	for (int o = 0; o < OUTS; o++)
-		if (c + o < out_w)
-			yp[c + o] = pl_out(v[o], false, z0, r0, c0 + o * SW, in_d, in_h, in_w);
+		r[o] = pl_out(v[o], false, z0, r0, c0 + o * SW, in_d, in_h, in_w);
 }
 
 /* Grid (min(planes * out_d * out_h, 2^20)): the blocks walk the output
  * rows with a grid stride, each row's place found once (the same for the
  * whole block: no division per output), and the block's threads walk the
- * row's groups of OUTS outputs BLOCK apart. */
+ * row's groups of OUTS outputs BLOCK apart; a warp whose first column is
+ * inside the row takes part whole (pl_store). */
 extern "C" __global__ void __launch_bounds__(BLOCK)
 pool_direct(const real *__restrict__ x, real *__restrict__ y, long long planes,
 	long long in_d, long long in_h, long long in_w,
 	long long out_d, long long out_h, long long out_w)
 {
+	__shared__ real pl_st[BLOCK / 32][PL_STW];
 	const long long rows = planes * out_d * out_h;
 	const bool vec = pl_vec_rows(x, in_w);
+	const long long lane = threadIdx.x % 32, warp0 = threadIdx.x - lane;
 
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long r = row % out_h, z = row / out_h % out_d, p = row / out_h / out_d;
 		const real *xp = x + p * in_d * in_h * in_w;
 		real *yp = y + row * out_w;
 
-		for (long long c = (long long)threadIdx.x * OUTS; c < out_w; c += (long long)BLOCK * OUTS)
-			pl_group(xp, yp, z * SD - PD, r * SH - PH, c, in_d, in_h, in_w, out_w, vec);
+		for (long long cw = warp0 * OUTS; cw < out_w; cw += (long long)BLOCK * OUTS) {
+			const long long c = cw + lane * OUTS;
+			real v[OUTS];
+			/* (a lane past the row's end only takes part in the store: had it
+			 * folded its checked windows, the warp would have waited on it) */
+			if (c < out_w)
+				pl_group(xp, v, z * SD - PD, r * SH - PH, c, in_d, in_h, in_w, out_w, vec);
+			pl_store(pl_st[threadIdx.x / 32], yp, cw, out_w, v);
+		}
 	}
 }
 #endif
@@ -419,7 +473,7 @@ static __device__ __forceinline__ void pl_tile(const real *__restrict__ x, real 
 }
 #endif
 
-#if defined(VARIANT_walk)
+#if defined(VARIANT_walk) || defined(VARIANT_stream)
 /* The input rows TH output rows' windows reach, from the first one's. */
 #define RHW ((TH - 1) * SH + (KH - 1) * DH + 1)
 
@@ -432,6 +486,9 @@ static __device__ __forceinline__ constexpr bool pl_used(int q)
 				return true;
 	return false;
 }
+#endif
+
+#if defined(VARIANT_walk)
 
 /* Grid (capped): the blocks walk (plane and depth, group of TH output rows,
  * group of BLOCK * OUTS output columns) with a grid stride, the place
@@ -550,6 +607,343 @@ pool_walk(const real *__restrict__ x, real *__restrict__ y, long long planes,
 					pl_merge(v, h[t * SH + j * DH][o]);
 				yp[t * out_w + c + o] = pl_out(v, inner, z0, rs, c0 + o * SW, in_d, in_h, in_w);
 			}
+		}
+	}
+}
+#endif
+
+#if defined(VARIANT_stream)
+/* The slices (depths) a window shares with the next output depth's: the
+ * next window's slice i is this one's i + SHIFT where the depth stride is
+ * a multiple of the dilation; none otherwise. */
+#define SHIFT (SD % DD == 0 && SD / DD < KD ? SD / DD : KD)
+
+/* The vectors of input slice zi's rows from r0 that some window uses
+ * (their spans from column c0), and whether each is inside x: none is
+ * where the slice or a row is outside x, or the lane has no outputs
+ * (!live). */
+static __device__ __forceinline__ void pl_slice_load(const real *__restrict__ xp, long long zi,
+	long long r0, long long c0, long long in_d, long long in_h, long long in_w, bool inner_w,
+	bool live, pl_vec (&f)[RHW][NV], bool (&vin)[RHW][NV])
+{
+	const bool slice = live && zi >= 0 && zi < in_d;
+	const real *xz = xp + zi * in_h * in_w;
+
+#pragma unroll
+	for (int q = 0; q < RHW; q++)
+		pl_span_load(xz + (r0 + q) * in_w, c0, in_w, inner_w,
+			slice && pl_used(q) && r0 + q >= 0 && r0 + q < in_h, f[q], vin[q]);
+}
+
+/* P: a slice's row partials from its vectors (pl_slice_load), each used
+ * row's span folded along w into OUTS partials; the op's neutral value
+ * where nothing is inside x. */
+static __device__ __forceinline__ void pl_slice_fold(const pl_vec (&f)[RHW][NV],
+	const bool (&vin)[RHW][NV], float (&P)[RHW][OUTS])
+{
+#pragma unroll
+	for (int q = 0; q < RHW; q++) {
+#pragma unroll
+		for (int o = 0; o < OUTS; o++)
+			P[q][o] = pl_neutral();
+		if (!pl_used(q))
+			continue;
+		float s[SPAN];
+		bool in[SPAN];
+		pl_span_unpack(f[q], vin[q], s, in);
+#pragma unroll
+		for (int o = 0; o < OUTS; o++)
+#pragma unroll
+			for (int k = 0; k < KW; k++)
+				if (in[o * SW + k * DW])
+					pl_take(P[q][o], s[o * SW + k * DW]);
+	}
+}
+
+/* P: the row partials of input slice zi for the TH output rows from r0,
+ * as pl_slice_load and pl_slice_fold make them (VEC: pl_vec_rows), or
+ * from its values one by one. */
+template <bool VEC>
+static __device__ __forceinline__ void pl_slice(const real *__restrict__ xp, long long zi,
+	long long r0, long long c0, long long in_d, long long in_h, long long in_w, bool inner_w,
+	bool live, float (&P)[RHW][OUTS])
+{
+	if (VEC) {
+		pl_vec f[RHW][NV];
+		bool vin[RHW][NV];
+		pl_slice_load(xp, zi, r0, c0, in_d, in_h, in_w, inner_w, live, f, vin);
+		pl_slice_fold(f, vin, P);
+		return;
+	}
+	const bool slice = live && zi >= 0 && zi < in_d;
+	const real *xz = xp + zi * in_h * in_w;
+
+#pragma unroll
+	for (int q = 0; q < RHW; q++) {
+#pragma unroll
+		for (int o = 0; o < OUTS; o++)
+			P[q][o] = pl_neutral();
+		if (!pl_used(q) || !slice || r0 + q < 0 || r0 + q >= in_h)
+			continue;
+		float s[SPAN];
+		bool in[SPAN];
+		pl_span(xz + (r0 + q) * in_w, c0, in_w, inner_w, false, s, in);
+#pragma unroll
+		for (int o = 0; o < OUTS; o++)
+#pragma unroll
+			for (int k = 0; k < KW; k++)
+				if (in[o * SW + k * DW])
+					pl_take(P[q][o], s[o * SW + k * DW]);
+	}
+}
+
+#if SMEM
+/* SMEM: a block of BLOCK x TY threads (TY row groups of TH rows each, as
+ * many apart as a group is tall) stages each new slice's band of input
+ * rows once in shared memory, by 16-byte asynchronous copies (zeros for
+ * vectors outside x), NBUF bands deep: the RB rows its windows reach, CBW
+ * values wide from column CB0 (a vector boundary), so that the rows the
+ * row groups share are read from L2 once, not once per group. */
+#define RB ((TY * TH - 1) * SH + (KH - 1) * DH + 1)
+#define CBW (((BLOCK * OUTS - 1) * SW + (KW - 1) * DW + 1 + 2 * VW + VW - 1) / VW * VW)
+#define NBUF (1 + DBUF)
+#define BANDV (RB * CBW / VW)
+
+static __device__ __forceinline__ unsigned pl_saddr(const void *p)
+{
+	return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* Starts the copies of slice zi's band (rows from R0, columns from CB0)
+ * into band; each thread of the block a share. */
+static __device__ __forceinline__ void pl_band_fill(real *band, const real *__restrict__ xp,
+	long long zi, long long R0, long long CB0, long long in_d, long long in_h, long long in_w)
+{
+	const bool slice = zi >= 0 && zi < in_d;
+	const real *xz = xp + zi * in_h * in_w;
+
+	for (int e = threadIdx.y * BLOCK + threadIdx.x; e < BANDV; e += BLOCK * TY) {
+		const int rr = e / (CBW / VW), vv = e % (CBW / VW);
+		const long long r = R0 + rr, col = CB0 + (long long)vv * VW;
+		/* (rows are whole vectors: a vector is inside x or not at all) */
+		const bool in = slice && r >= 0 && r < in_h && col >= 0 && col < in_w;
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+			:: "r"(pl_saddr(band + rr * CBW + vv * VW)), "l"(in ? xz + r * in_w + col : xp),
+			"r"(in ? 16 : 0) : "memory");
+	}
+	asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/* As pl_slice_load, from a staged band (its row q0 this thread's first,
+ * its column CB0 x's): the vectors of the rows from r0 that some window
+ * uses, and whether each is inside x. */
+static __device__ __forceinline__ void pl_band_load(const real *band, int q0, long long CB0,
+	long long zi, long long r0, long long c0, long long in_d, long long in_h, long long in_w,
+	bool inner_w, bool live, pl_vec (&f)[RHW][NV], bool (&vin)[RHW][NV])
+{
+	const bool slice = live && zi >= 0 && zi < in_d;
+
+#pragma unroll
+	for (int q = 0; q < RHW; q++) {
+		const bool row = slice && pl_used(q) && r0 + q >= 0 && r0 + q < in_h;
+		const real *br = band + (q0 + q) * CBW + (c0 - VOFF - CB0);
+#pragma unroll
+		for (int v = 0; v < NV; v++) {
+			const long long cv = c0 - VOFF + v * VW;
+			vin[q][v] = row && (inner_w || (cv >= 0 && cv < in_w));
+			f[q][v] = pl_vec{};
+			if (vin[q][v])
+				f[q][v] = *reinterpret_cast<const pl_vec *>(br + v * VW);
+		}
+	}
+}
+#endif
+
+/* The outputs of one block place of pool_stream: plane p, the chunk of
+ * ZC output depths from za, the TH output rows from rt * TH, this lane's
+ * OUTS columns from c (cw the warp's first); VEC: pl_vec_rows. With SMEM
+ * (and VEC) the block's threads take part together: every one of them
+ * runs the loop, whatever its rows and columns (R0 and CB0 the band's
+ * first row and column). (A template: with both the vector and the
+ * scalar loads in the loop, ptxas holds the invariants of both, 229
+ * registers against 85.) */
+template <bool VEC>
+static __device__ __forceinline__ void pl_chunk(const real *__restrict__ x, real *__restrict__ y,
+	real *st, real *band, unsigned p, long long za, unsigned rt, long long R0, long long CB0,
+	long long cw, long long c, long long in_d, long long in_h, long long in_w, long long out_d,
+	long long out_h, long long out_w)
+{
+	const bool live = c < out_w && (long long)rt * TH < out_h;
+	const real *xp = x + (long long)p * in_d * in_h * in_w;
+	/* (signed: the padding takes them below 0) */
+	const long long r0 = (long long)rt * TH * SH - PH, c0 = c * SW - PW;
+	/* every column of the group's span inside x: no check per value */
+	const bool inner_w = live && c0 >= 0 && c0 + SPAN <= in_w;
+	const long long zb = min(za + ZC, out_d);
+	float P[KD][RHW][OUTS];
+#if SMEM
+	const int q0 = (int)(r0 - R0);
+	/* the bands staged in order: slice n the n % SHIFT-th new one of
+	 * output depth za + n / SHIFT */
+	const long long nslices = (zb - za) * SHIFT;
+	long long n = 0;
+	if (VEC)
+		pl_band_fill(band, xp, za * SD - PD + (KD - SHIFT) * DD, R0, CB0, in_d, in_h, in_w);
+#else
+	(void)band, (void)R0, (void)CB0;
+#endif
+
+	/* the chunk's first window's slices that a window would share with
+	 * the one before, where the loop's move takes them from */
+#pragma unroll
+	for (int i = 0; i < KD - SHIFT; i++)
+		pl_slice<VEC>(xp, za * SD - PD + i * DD, r0, c0, in_d, in_h, in_w, inner_w, live,
+			P[i + SHIFT]);
+	/* (not unrolled: its copies' loads would all be in registers) */
+#pragma unroll 1
+	for (long long z = za; z < zb; z++) {
+		const long long z0 = z * SD - PD;
+		/* the slices this window shares with the last one's, moved down;
+		 * the rest loaded */
+#pragma unroll
+		for (int i = 0; i < KD - SHIFT; i++)
+#pragma unroll
+			for (int q = 0; q < RHW; q++)
+#pragma unroll
+				for (int o = 0; o < OUTS; o++)
+					P[i][q][o] = P[i + SHIFT][q][o];
+		/* the row and column, opaque to ptxas in each iteration: hoisting
+		 * what they give every load out of the loop took all registers */
+		long long rq = r0, cq = c0;
+		asm volatile("" : "+l"(rq), "+l"(cq));
+#if SMEM
+		if (VEC) {
+#pragma unroll
+			for (int i = 0; i < SHIFT; i++, n++) {
+				const real *cur = band + (n % NBUF) * (RB * CBW);
+				/* slice n staged (this thread's copies, then everyone's);
+				 * everyone done with the band the next fill overwrites */
+				asm volatile("cp.async.wait_all;" ::: "memory");
+				__syncthreads();
+				if (NBUF > 1 && n + 1 < nslices)
+					pl_band_fill(band + ((n + 1) % NBUF) * (RB * CBW), xp,
+						(za + (n + 1) / SHIFT) * SD - PD + (KD - SHIFT + (n + 1) % SHIFT) * DD,
+						R0, CB0, in_d, in_h, in_w);
+				pl_vec f[RHW][NV];
+				bool vin[RHW][NV];
+				pl_band_load(cur, q0, CB0, z0 + (KD - SHIFT + i) * DD, rq, cq, in_d, in_h,
+					in_w, inner_w, live, f, vin);
+				pl_slice_fold(f, vin, P[KD - SHIFT + i]);
+				if (NBUF == 1 && n + 1 < nslices) {
+					__syncthreads();
+					pl_band_fill(band, xp,
+						(za + (n + 1) / SHIFT) * SD - PD + (KD - SHIFT + (n + 1) % SHIFT) * DD,
+						R0, CB0, in_d, in_h, in_w);
+				}
+			}
+		} else
+#endif
+		if (VEC) {
+			/* the new slices' vectors all in flight at once, then folded */
+			pl_vec f[SHIFT][RHW][NV];
+			bool vin[SHIFT][RHW][NV];
+#pragma unroll
+			for (int i = 0; i < SHIFT; i++)
+				pl_slice_load(xp, z0 + (KD - SHIFT + i) * DD, rq, cq, in_d, in_h, in_w,
+					inner_w, live, f[i], vin[i]);
+#pragma unroll
+			for (int i = 0; i < SHIFT; i++)
+				pl_slice_fold(f[i], vin[i], P[KD - SHIFT + i]);
+		} else {
+#pragma unroll
+			for (int i = KD - SHIFT; i < KD; i++)
+				pl_slice<VEC>(xp, z0 + i * DD, rq, cq, in_d, in_h, in_w, inner_w, live,
+					P[i]);
+		}
+		real *yp = y + (((long long)p * out_d + z) * out_h + (long long)rt * TH) * out_w;
+		const bool inner_d = z0 >= 0 && z0 + (KD - 1) * DD < in_d;
+#pragma unroll
+		for (int t = 0; t < TH; t++) {
+			/* (continue, not break: see walk) */
+			if ((long long)rt * TH + t >= out_h)
+				continue;
+			const long long rs = r0 + t * SH;
+			const bool inner = inner_w && inner_d && rs >= 0 && rs + (KH - 1) * DH < in_h;
+			real r[OUTS];
+#pragma unroll
+			for (int o = 0; o < OUTS; o++) {
+				float v = pl_neutral();
+#pragma unroll
+				for (int i = 0; i < KD; i++)
+#pragma unroll
+					for (int j = 0; j < KH; j++)
+						pl_merge(v, P[i][t * SH + j * DH][o]);
+				r[o] = pl_out(v, inner, z0, rs, c0 + o * SW, in_d, in_h, in_w);
+			}
+			pl_store(st, yp + t * out_w, cw, out_w, r);
+		}
+	}
+#if SMEM
+	/* (the band is free for the block's next place once all are done) */
+	if (VEC)
+		__syncthreads();
+#endif
+}
+
+/* Grid (capped): the blocks walk (plane, chunk of ZC output depths, group
+ * of TY * TH output rows, group of BLOCK * OUTS output columns) with a
+ * grid stride, the place found once per block; thread (t, g) takes the
+ * OUTS columns from (group * BLOCK + t) * OUTS of the TH rows of row group
+ * g, and walks the chunk's output depths in order. It keeps the row
+ * partials of each of the KD slices of the current depth's window (P[i],
+ * slice z * SD - PD + i * DD): the next depth's window shares KD - SHIFT
+ * of them, so only SHIFT slices are loaded per output depth, and each
+ * slice once per chunk. A warp whose first column is inside the row
+ * takes part whole (pl_store); with SMEM every thread of the block. */
+/* (min blocks for 512 threads an SM: 128 registers, which the plan's
+ * constraint on the partials fits; with fewer blocks ptxas takes all 255
+ * for loads in flight) */
+extern "C" __global__ void __launch_bounds__(BLOCK * TY, (512 + BLOCK * TY - 1) / (BLOCK * TY))
+pool_stream(const real *__restrict__ x, real *__restrict__ y, long long planes,
+	long long in_d, long long in_h, long long in_w,
+	long long out_d, long long out_h, long long out_w)
+{
+	__shared__ real pl_st[BLOCK * TY / 32][PL_STW];
+#if SMEM
+	extern __shared__ __align__(16) unsigned char pl_dyn[];
+	real *band = reinterpret_cast<real *>(pl_dyn);
+#else
+	real *band = nullptr;
+#endif
+	/* block places in 32 bits (the plan's constraint: fewer than 2^32),
+	 * whose division is inline, not a call */
+	const unsigned ncb = (unsigned)((out_w + (long long)BLOCK * OUTS - 1) / ((long long)BLOCK * OUTS));
+	const unsigned nrt = (unsigned)((out_h + TH * TY - 1) / (TH * TY));
+	const unsigned nzc = (unsigned)((out_d + ZC - 1) / ZC);
+	const unsigned nb = (unsigned)planes * nzc * nrt * ncb;
+	const bool vec = pl_vec_rows(x, in_w);
+	const int lane = threadIdx.x % 32;
+	real *st = pl_st[(threadIdx.y * BLOCK + threadIdx.x) / 32];
+
+	for (unsigned b = blockIdx.x; b < nb; b += gridDim.x) {
+		const unsigned cb = b % ncb, rg = b / ncb % nrt, zc = b / ncb / nrt % nzc;
+		const unsigned p = b / ncb / nrt / nzc, rt = rg * TY + threadIdx.y;
+		const long long cw = ((long long)cb * BLOCK + (threadIdx.x - lane)) * OUTS;
+		const long long c = cw + (long long)lane * OUTS, za = (long long)zc * ZC;
+		/* the band's first row and column (a vector boundary) */
+		const long long R0 = (long long)rg * TY * TH * SH - PH;
+		const long long CB0 = (long long)cb * BLOCK * OUTS * SW - PW - VOFF;
+		if (vec) {
+			/* (the same for the warp's lanes, and with SMEM for the block's) */
+			if (!SMEM && (cw >= out_w || (long long)rt * TH >= out_h))
+				continue;
+			pl_chunk<true>(x, y, st, band, p, za, rt, R0, CB0, cw, c, in_d, in_h, in_w,
+				out_d, out_h, out_w);
+		} else {
+			if (cw >= out_w || (long long)rt * TH >= out_h)
+				continue;
+			pl_chunk<false>(x, y, st, band, p, za, rt, R0, CB0, cw, c, in_d, in_h, in_w,
+				out_d, out_h, out_w);
 		}
 	}
 }

@@ -185,6 +185,21 @@ static __device__ __forceinline__ void pl_span(const real *xr, long long c0, lon
 }
 #endif
 
+#if defined(VARIANT_direct) || defined(VARIANT_walk) || defined(VARIANT_stream)
+/* Folds a span's values inside x (in) into its OUTS windows' results v:
+ * window o takes values o * SW + k * DW of the span, k < KW. */
+static __device__ __forceinline__ void pl_fold_span(const float (&s)[SPAN], const bool (&in)[SPAN],
+	float (&v)[OUTS])
+{
+#pragma unroll
+	for (int o = 0; o < OUTS; o++)
+#pragma unroll
+		for (int k = 0; k < KW; k++)
+			if (in[o * SW + k * DW])
+				pl_take(v[o], s[o * SW + k * DW]);
+}
+#endif
+
 #if PL_KEEP == 0
 /* The divisor of a window starting at (z0, r0, c0) (padded coordinates
  * already subtracted), over an input of (in_d, in_h, in_w). */
@@ -325,12 +340,7 @@ static __device__ __forceinline__ void pl_group(const real *__restrict__ xp,
 			bool in[SPAN];
 
 			pl_span(xp + (zi * in_h + rj) * in_w, c0, in_w, false, vec, s, in);
-#pragma unroll
-			for (int o = 0; o < OUTS; o++)
-#pragma unroll
-				for (int k = 0; k < KW; k++)
-					if (in[o * SW + k * DW])
-						pl_take(v[o], s[o * SW + k * DW]);
+			pl_fold_span(s, in, v);
 		}
 	}
 #pragma unroll
@@ -550,12 +560,7 @@ pool_walk(const real *__restrict__ x, real *__restrict__ y, long long planes,
 					float s[SPAN];
 					bool in[SPAN];
 					pl_span_unpack(f[q * KD + i], vin[q * KD + i], s, in);
-#pragma unroll
-					for (int o = 0; o < OUTS; o++)
-#pragma unroll
-						for (int k = 0; k < KW; k++)
-							if (in[o * SW + k * DW])
-								pl_take(h[q][o], s[o * SW + k * DW]);
+					pl_fold_span(s, in, h[q]);
 				}
 			}
 		} else
@@ -579,12 +584,7 @@ pool_walk(const real *__restrict__ x, real *__restrict__ y, long long planes,
 				float s[SPAN];
 				bool in[SPAN];
 				pl_span(xp + (zi * in_h + rq) * in_w, c0, in_w, inner_w, vec, s, in);
-#pragma unroll
-				for (int o = 0; o < OUTS; o++)
-#pragma unroll
-					for (int k = 0; k < KW; k++)
-						if (in[o * SW + k * DW])
-							pl_take(h[q][o], s[o * SW + k * DW]);
+				pl_fold_span(s, in, h[q]);
 			}
 		}
 		/* each output: its KH rows' partials */
@@ -651,12 +651,7 @@ static __device__ __forceinline__ void pl_slice_fold(const pl_vec (&f)[RHW][NV],
 		float s[SPAN];
 		bool in[SPAN];
 		pl_span_unpack(f[q], vin[q], s, in);
-#pragma unroll
-		for (int o = 0; o < OUTS; o++)
-#pragma unroll
-			for (int k = 0; k < KW; k++)
-				if (in[o * SW + k * DW])
-					pl_take(P[q][o], s[o * SW + k * DW]);
+		pl_fold_span(s, in, P[q]);
 	}
 }
 
@@ -688,12 +683,7 @@ static __device__ __forceinline__ void pl_slice(const real *__restrict__ xp, lon
 		float s[SPAN];
 		bool in[SPAN];
 		pl_span(xz + (r0 + q) * in_w, c0, in_w, inner_w, false, s, in);
-#pragma unroll
-		for (int o = 0; o < OUTS; o++)
-#pragma unroll
-			for (int k = 0; k < KW; k++)
-				if (in[o * SW + k * DW])
-					pl_take(P[q][o], s[o * SW + k * DW]);
+		pl_fold_span(s, in, P[q]);
 	}
 }
 

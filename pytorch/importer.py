@@ -239,27 +239,66 @@ def cost_ok(run):
     return elems <= CHECK_MAX_ELEMENTS and flops <= CHECK_MAX_FLOPS
 
 
+def _check_run(problem, cand, base_run):
+    """The meta run of a check set that runs like the benchmark's (the same
+    operations; on the CPU too, for real), or None where it costs more than
+    a CPU check may; raises _Invalid where it does not run so."""
+    r = meta_run(problem, cand)
+    if not cost_ok(r):
+        return None
+    if len(r.forward.ops) != len(base_run.forward.ops) or \
+            [o.name for o in r.forward.ops] != [o.name for o in base_run.forward.ops]:
+        raise _Invalid("the forward runs other operations at these sizes")
+    real_run(problem, cand, 1)
+    return r
+
+
+# The innermost axis of the vector check set: a multiple of this many values,
+# a 16-byte vector's of every float type (and two of f32's).
+ALIGN = 16
+
+
+def aligned_check(problem, chosen, runs, base_run):
+    """One more check set, for the kernels' vector paths: the first one's,
+    with the size that names the first input's last axis (the same size in
+    every check set) rounded up to a multiple of ALIGN, so that rows are
+    whole 16-byte vectors while the other sizes stay odd; None where no
+    one size names that axis (a literal keeps the problem's own), it is
+    already a multiple, or the set does not run. The odd sets leave every
+    row a tail; without this one, a vector path met only the benchmark's
+    sizes."""
+    last = [r.in_shapes()[0][-1] if r.in_shapes() and r.in_shapes()[0] else None for r in runs]
+    names = [n for n in chosen[0] if all(c.get(n) == v for c, v in zip(chosen, last))]
+    if len(names) != 1:
+        return None
+    n, v = names[0], chosen[0][names[0]]
+    cand = dict(chosen[0], **{n: max(ALIGN, -(-v // ALIGN) * ALIGN)})
+    if cand[n] == v or cand in chosen:
+        return None
+    try:
+        r = _check_run(problem, cand, base_run)
+    except _Invalid:
+        return None
+    return (cand, r) if r else None
+
+
 def choose_checks(problem, sizes, base_run, want=3):
     """At least two check size sets on which the problem runs (on the CPU,
     for real), each different from the benchmark sizes and from the
-    others; the first error seen when none is found."""
+    others, and the aligned one (aligned_check) where there is one; the
+    first error seen when none is found."""
     chosen, runs, first_err, costly = [], [], None, 0
     base = {n: v for n, v in sizes.items()}
     for cand in candidates(sizes):
         if cand == base or cand in chosen:
             continue
         try:
-            r = meta_run(problem, cand)
-            if not cost_ok(r):
-                costly += 1
-                continue
-            if len(r.forward.ops) != len(base_run.forward.ops) or \
-                    [o.name for o in r.forward.ops] != [o.name for o in base_run.forward.ops]:
-                first_err = first_err or "the forward runs other operations at these sizes"
-                continue
-            real_run(problem, cand, 1)
+            r = _check_run(problem, cand, base_run)
         except _Invalid as e:
             first_err = first_err or str(e)
+            continue
+        if r is None:
+            costly += 1
             continue
         chosen.append(cand)
         runs.append(r)
@@ -272,6 +311,10 @@ def choose_checks(problem, sizes, base_run, want=3):
                        "%.0e flops)" % (costly, CHECK_MAX_ELEMENTS, CHECK_MAX_FLOPS))
         raise Refused("no two small size sets on which the problem runs%s" %
                       (" (%s)" % "; ".join(why) if why else ""))
+    a = aligned_check(problem, chosen, runs, base_run)
+    if a and a[0] != base:
+        chosen.append(a[0])
+        runs.append(a[1])
     return chosen, runs
 
 

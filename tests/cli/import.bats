@@ -48,6 +48,15 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	grep -q "htam import: $P/dropout.py: refused: the forward is random" "$BATS_FILE_TMPDIR/ours.err"
 }
 
+@test "one more check set makes the first input's rows whole 16-byte vectors, the other sizes odd as the first set's" {
+	# linear_relu's x is (batch, in_features): its last set rounds in_features up
+	t=$O/linear_relu/task.json
+	jq -e '.check_params | length >= 3 and (.[-1].in_features % 16 == 0) and .[-1].batch == .[0].batch and
+		.[-1].out_features == .[0].out_features and all(.[:-1][]; .in_features % 2 == 1)' "$t"
+	# a last axis that no size names (max_pool3d's width is a literal) keeps its own: no such set
+	jq -e '(.inputs[0].shape[-1] == 40) and (.check_params | length == 3)' "$O/max_pool3d/task.json"
+}
+
 @test "an imported task: the problem's sizes, small odd check sizes, inputs with their draws, the module's weights as inputs" {
 	t=$O/linear_relu/task.json
 	jq -e '.params == {"batch": 256, "in_features": 1024, "out_features": 512}' "$t"

@@ -26,7 +26,12 @@
  * k-tiles it waits for them and adds the partial to its running sum (why:
  * gemm_tiled.cu's top); between, it waits only for the k-tile before, so
  * that the tensor cores always have the next products queued, and gives
- * each stage back to the producer once its products are done. */
+ * each stage back to the producer once its products are done. A block
+ * takes TILES tiles of C in turn (variant wg; 1 by default) through the
+ * same ring of stages: where K is short (KernelBench's 64, one k-tile) a
+ * block's life is otherwise its set-up and the latency of its one load,
+ * and the next tile's load now runs while this one's products and stores
+ * do. */
 
 /* Grid (G) as gemm_h3_absmax's, 256 threads: writes operand o (0: A, mats
  * row-major matrices of rows x k, of k x rows when A_T; 1: B, of rows (n)
@@ -43,6 +48,7 @@ gemm_wg_split(const float *__restrict__ x, long long mats, long long rows,
 
 #if defined(VARIANT_wgk)
 #define KSPLIT SPLITK /* slices of k, one a block; gemm_wg_reduce sums them */
+#define TILES 1
 #else
 #define KSPLIT 1
 #endif
@@ -65,13 +71,16 @@ static __device__ __forceinline__ void wg_store(float *crow, int sh,
 }
 
 /* C = epilogue(A @ op(B) + bias) from the tiled planes of A (wa) and B
- * (wb) and their scale exponents, for batch blockIdx.y, tile blockIdx.x
- * (tile_origin); A and B themselves are not read (they come with the
- * task's inputs, before the bias). With split-K (variant wgk) block z of
- * SPLITK takes slice z of the k-tiles and writes its share of the product
- * to slice z of C, the partials, instead. A tile wholly above the
- * diagonal of a tril C is not computed: zeros (gemm_wg_reduce masks the
- * partials it does not write). */
+ * (wb) and their scale exponents, for batch blockIdx.y: tiles blockIdx.x,
+ * blockIdx.x + gridDim.x, ... (TILES of them, tile_at's order), one after
+ * another through one ring of stages, so that the producer brings the
+ * next tile's k-tiles while the warpgroups finish and store this one's.
+ * A and B themselves are not read (they come with the task's inputs,
+ * before the bias). With split-K (variant wgk) block z of SPLITK takes
+ * slice z of the k-tiles and writes its share of the product to slice z
+ * of C, the partials, instead. A tile wholly above the diagonal of a tril
+ * C is not computed: zeros (gemm_wg_reduce masks the partials it does not
+ * write). */
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 	const unsigned short *__restrict__ wa, const unsigned short *__restrict__ wb,
@@ -79,45 +88,61 @@ gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 	const float *__restrict__ B BIAS_PARAM)
 {
 	const int ktiles = (int)CDIV(K, WG_K), kz = blockIdx.z;
-	const long long bz = blockIdx.y;
-	long long m0, n0;
+	const int kt0 = (int)((long long)ktiles * kz / KSPLIT);
+	const int kt1 = (int)((long long)ktiles * (kz + 1) / KSPLIT);
+	const long long bz = blockIdx.y, tiles = CDIV(M, TILE_M) * CDIV(N, TILE_N);
+	const int sh = -(scale[0] + scale[1]);
 	float acc[NACC];
+	wg_ring q;
 #if !HAS_BIAS
 	const float *bias = 0;
 #endif
 
-	tile_origin(M, N, TILE_M, TILE_N, &m0, &n0);
-	const unsigned char *ga = reinterpret_cast<const unsigned char *>(wa) +
-		(bz * CDIV(M, TILE_M) + m0 / TILE_M) * ktiles * (long long)A_BYTES;
-	const unsigned char *gb = reinterpret_cast<const unsigned char *>(wb) +
-		((BATCHED ? bz : 0) * CDIV(N, TILE_N) + n0 / TILE_N) * ktiles *
-		(long long)B_BYTES;
-	if (TRIL && n0 > m0 + TILE_M - 1) {
-		if (KSPLIT > 1 || threadIdx.x >= 128 * WGS)
-			return;
-#pragma unroll
-		for (int i = 0; i < NACC; i++)
-			acc[i] = 0.0f;
-	} else if (!wg_mainloop(acc, ga, gb, (int)((long long)ktiles * kz / KSPLIT),
-		(int)((long long)ktiles * (kz + 1) / KSPLIT))) {
+	const int role = wg_ring_init(q, min(STAGES, max(TILES * (kt1 - kt0), 1)));
+	if (role == WG_IDLE)
 		return;
-	}
-
-	const int sh = -(scale[0] + scale[1]);
-	int r, c;
-
-	wg_origin(&r, &c);
 	C += ((long long)kz * gridDim.y + bz) * M * N;
-#pragma unroll
-	for (int hh = 0; hh < 2; hh++) {
-		const long long row = m0 + r + hh * 8;
+	for (int i = 0; i < TILES; i++) {
+		const long long t = blockIdx.x + (long long)i * gridDim.x;
+		long long m0, n0;
 
-		if (row >= M)
+		if (t >= tiles)
+			break;
+		tile_at(t, M, N, TILE_M, TILE_N, &m0, &n0);
+		const bool skip = TRIL && n0 > m0 + TILE_M - 1;
+		if (role == WG_PRODUCER) {
+			if (!skip)
+				wg_produce(q, reinterpret_cast<const unsigned char *>(wa) +
+					(bz * CDIV(M, TILE_M) + m0 / TILE_M) * ktiles *
+					(long long)A_BYTES, reinterpret_cast<const unsigned char *>(wb) +
+					((BATCHED ? bz : 0) * CDIV(N, TILE_N) + n0 / TILE_N) *
+					ktiles * (long long)B_BYTES, kt0, kt1);
 			continue;
+		}
+		if (skip && KSPLIT > 1)
+			continue;
+		if (skip) {
 #pragma unroll
-		for (int j = 0; j < TILE_N / 8; j++)
-			wg_store(C + row * N, sh, bias, row, n0 + 8 * j + c, N,
-				acc[4 * j + 2 * hh], acc[4 * j + 2 * hh + 1]);
+			for (int j = 0; j < NACC; j++)
+				acc[j] = 0.0f;
+		} else {
+			wg_consume(q, acc, kt0, kt1);
+		}
+
+		int r, c;
+
+		wg_origin(&r, &c);
+#pragma unroll
+		for (int hh = 0; hh < 2; hh++) {
+			const long long row = m0 + r + hh * 8;
+
+			if (row >= M)
+				continue;
+#pragma unroll
+			for (int j = 0; j < TILE_N / 8; j++)
+				wg_store(C + row * N, sh, bias, row, n0 + 8 * j + c, N,
+					acc[4 * j + 2 * hh], acc[4 * j + 2 * hh + 1]);
+		}
 	}
 }
 #if defined(VARIANT_wgk)

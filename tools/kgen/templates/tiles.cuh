@@ -14,17 +14,24 @@ static __device__ __forceinline__ unsigned smem_addr(const void *p)
 	return (unsigned)__cvta_generic_to_shared(p);
 }
 
-/* The origin (m0, n0) of this block's tile of C, tiles tm x tn: blocks
- * are numbered along n within groups of GROUP_M tile rows. */
-static __device__ __forceinline__ void tile_origin(long long M, long long N,
-	int tm, int tn, long long *m0, long long *n0)
+/* The origin (m0, n0) of tile pid of C, tiles tm x tn: tiles are
+ * numbered along n within groups of GROUP_M tile rows. */
+static __device__ __forceinline__ void tile_at(long long pid, long long M,
+	long long N, int tm, int tn, long long *m0, long long *n0)
 {
 	long long tiles_m = CDIV(M, tm), tiles_n = CDIV(N, tn);
-	long long pid = blockIdx.x, in_group = GROUP_M * tiles_n;
+	long long in_group = GROUP_M * tiles_n;
 	long long first = pid / in_group * GROUP_M;
 	long long rows = tiles_m - first < GROUP_M ? tiles_m - first : GROUP_M;
 	long long r = pid % in_group;
 
 	*m0 = (first + r % rows) * tm;
 	*n0 = r / rows * tn;
+}
+
+/* The origin (m0, n0) of this block's tile of C: tile blockIdx.x. */
+static __device__ __forceinline__ void tile_origin(long long M, long long N,
+	int tm, int tn, long long *m0, long long *n0)
+{
+	tile_at(blockIdx.x, M, N, tm, tn, m0, n0);
 }

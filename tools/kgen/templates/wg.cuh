@@ -299,67 +299,88 @@ static __device__ __forceinline__ void wg_wait(float (&d)[NACC])
 
 /* ---- a block's product ---- */
 
-/* The main loop of a block: acc = the product of k-tiles kt0 to kt1 - 1
- * of the block row of A tiles at ga (A_BYTES each) and of B tiles at gb,
- * in the accumulator layout of wg_mma, in each consumer thread; returns
- * false in the producer warp, which holds nothing. Every thread of the
- * block calls it. A block with fewer k-tiles than STAGES uses only as
- * many stages (its launch asks for no more shared memory than those). */
-static __device__ __forceinline__ bool wg_mainloop(float (&acc)[NACC],
-	const unsigned char *ga, const unsigned char *gb, int kt0, int kt1)
+/* The ring of stages a block's producer fills with k-tiles and its
+ * consumer warpgroups drain: one tile's k-tiles, or several tiles' in turn
+ * (gemm_wg's TILES), the next stage and its parity carrying over from one
+ * tile to the next. Shared addresses: stage 0, and the barriers of stage
+ * s at full + 8 s and empty + 8 s. */
+struct wg_ring {
+	unsigned base, full, empty;
+	int nst, s, ph;
+	int used; /* the producer's k-tiles so far: it waits once every stage has held one */
+};
+
+/* The roles wg_ring_init gives the threads of a block. */
+enum { WG_CONSUMER, WG_PRODUCER, WG_IDLE };
+
+/* Sets up q, a ring of nst stages (at most STAGES, and no more than the
+ * launch gave shared memory for); every thread of the block calls it.
+ * Returns this thread's role: a consumer warpgroup's, the producer's (the
+ * first lane of the last warp), or idle (the producer warp's other lanes). */
+static __device__ __forceinline__ int wg_ring_init(wg_ring &q, int nst)
 {
 	extern __shared__ __align__(1024) unsigned char wg_smem[];
 	__shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
-	/* the swizzle repeats every 1024 bytes and follows the address */
-	const unsigned base = (smem_addr(wg_smem) + 1023) & ~1023u;
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-	const int nst = min(STAGES, max(kt1 - kt0, 1));
 
+	/* the swizzle repeats every 1024 bytes and follows the address */
+	q.base = (smem_addr(wg_smem) + 1023) & ~1023u;
+	q.full = smem_addr(full);
+	q.empty = smem_addr(empty);
+	q.nst = nst;
+	q.s = q.ph = q.used = 0;
 	if (tid == 0) {
 		for (int s = 0; s < nst; s++) {
-			bar_init(smem_addr(&full[s]), 1);
-			bar_init(smem_addr(&empty[s]), 4 * WGS);
+			bar_init(q.full + 8 * s, 1);
+			bar_init(q.empty + 8 * s, 4 * WGS);
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
 	__syncthreads();
+	if (warp < 4 * WGS)
+		return WG_CONSUMER;
+	return lane == 0 ? WG_PRODUCER : WG_IDLE;
+}
 
-	if (warp == 4 * WGS) {
-		/* the producer: k-tile kt into the next stage once the
-		 * warpgroups are done with the tile before it there */
-		if (lane != 0)
-			return false;
-		int s = 0, ph = 0;
+/* The producer: k-tiles kt0 to kt1 - 1 of the block row of A tiles at ga
+ * (A_BYTES each) and of B tiles at gb, each into the next stage once the
+ * warpgroups are done with what it held before. */
+static __device__ __forceinline__ void wg_produce(wg_ring &q,
+	const unsigned char *ga, const unsigned char *gb, int kt0, int kt1)
+{
+	for (int kt = kt0; kt < kt1; kt++) {
+		const unsigned sa = q.base + q.s * STAGE_BYTES, bar = q.full + 8 * q.s;
 
-		for (int kt = kt0; kt < kt1; kt++) {
-			const unsigned sa = base + s * STAGE_BYTES, bar = smem_addr(&full[s]);
-
-			if (kt - kt0 >= nst)
-				bar_wait(smem_addr(&empty[s]), ph ^ 1);
-			bar_expect(bar, STAGE_BYTES);
-			bulk_load(sa, ga + (long long)kt * A_BYTES, A_BYTES, bar);
-			bulk_load(sa + A_BYTES, gb + (long long)kt * B_BYTES, B_BYTES, bar);
-			if (++s == nst)
-				s = 0, ph ^= 1;
-		}
-		return false;
+		if (q.used++ >= q.nst)
+			bar_wait(q.empty + 8 * q.s, q.ph ^ 1);
+		bar_expect(bar, STAGE_BYTES);
+		bulk_load(sa, ga + (long long)kt * A_BYTES, A_BYTES, bar);
+		bulk_load(sa + A_BYTES, gb + (long long)kt * B_BYTES, B_BYTES, bar);
+		if (++q.s == q.nst)
+			q.s = 0, q.ph ^= 1;
 	}
+}
 
-	/* a consumer warpgroup: rows 64 g of the tile */
-	const int g = warp / 4;
+/* A consumer warpgroup (rows 64 g of the tile): acc = the product of the
+ * kt1 - kt0 k-tiles the producer brings for this tile, in the accumulator
+ * layout of wg_mma. Every stage goes back to the producer by the end. */
+static __device__ __forceinline__ void wg_consume(wg_ring &q,
+	float (&acc)[NACC], int kt0, int kt1)
+{
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = warp / 4;
 	float part[NACC];
 	/* the stage whose products may still be running, released once they are done */
-	int pend = -1, s = 0, ph = 0;
+	int pend = -1;
 
 #pragma unroll
 	for (int i = 0; i < NACC; i++)
 		acc[i] = 0.0f;
 	for (int kt = kt0; kt < kt1; kt++) {
-		const unsigned a0 = base + s * STAGE_BYTES + g * 64 * 128;
-		const unsigned b0 = base + s * STAGE_BYTES + A_BYTES;
+		const unsigned a0 = q.base + q.s * STAGE_BYTES + g * 64 * 128;
+		const unsigned b0 = q.base + q.s * STAGE_BYTES + A_BYTES;
 		const bool fresh = (kt - kt0) % PROMOTE == 0;
 
-		bar_wait(smem_addr(&full[s]), ph);
+		bar_wait(q.full + 8 * q.s, q.ph);
 		wg_fence();
 #pragma unroll
 		for (int kk = 0; kk < WG_K / 16; kk++) {
@@ -383,19 +404,38 @@ static __device__ __forceinline__ bool wg_mainloop(float (&acc)[NACC],
 			wg_wait<1>(part);
 		__syncwarp();
 		if (lane == 0 && pend >= 0)
-			bar_arrive(smem_addr(&empty[pend]));
-		pend = s;
+			bar_arrive(q.empty + 8 * pend);
+		pend = q.s;
 		if (promote) {
 			if (lane == 0)
-				bar_arrive(smem_addr(&empty[s]));
+				bar_arrive(q.empty + 8 * q.s);
 			pend = -1;
 #pragma unroll
 			for (int i = 0; i < NACC; i++)
 				acc[i] += part[i];
 		}
-		if (++s == nst)
-			s = 0, ph ^= 1;
+		if (++q.s == q.nst)
+			q.s = 0, q.ph ^= 1;
 	}
+}
+
+/* The main loop of a block for one tile: acc = the product of k-tiles kt0
+ * to kt1 - 1 of the block row of A tiles at ga and of B tiles at gb, in
+ * each consumer thread; returns false in the producer warp, which holds
+ * nothing. Every thread of the block calls it. A block with fewer k-tiles
+ * than STAGES uses only as many stages (its launch asks for no more
+ * shared memory than those). */
+static __device__ __forceinline__ bool wg_mainloop(float (&acc)[NACC],
+	const unsigned char *ga, const unsigned char *gb, int kt0, int kt1)
+{
+	wg_ring q;
+	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)));
+
+	if (role == WG_PRODUCER)
+		wg_produce(q, ga, gb, kt0, kt1);
+	if (role != WG_CONSUMER)
+		return false;
+	wg_consume(q, acc, kt0, kt1);
 	return true;
 }
 

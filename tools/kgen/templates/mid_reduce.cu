@@ -132,6 +132,11 @@ static __device__ __forceinline__ void mr_walk(const real *__restrict__ x,
 	for (int l = 0; l < VEC; l++)
 		base[l] = pos[l] < 0 ? -1 : pos[l] / inner * reduce * inner + pos[l] % inner;
 	if (vec && VEC > 1) {
+		/* (adjacent positions past the end are all past it, since
+		 * inner, and so outer * inner, is a multiple of VEC: nothing to
+		 * read, and x + base[0] would be x - 1, off the vectors) */
+		if (pos[0] < 0)
+			return;
 		const mr_vec *xv = reinterpret_cast<const mr_vec *>(x + base[0]);
 		const long long sv = inner / VEC;
 		long long r = r0;

@@ -57,6 +57,25 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	cp out.jsonl "$BATS_FILE_TMPDIR/benched.jsonl"
 }
 
+@test "mid_reduce's vector paths (thread and split, 2 to 8 values a load) are correct where a block's threads run past the last output" {
+	# the check set whose inner axis is 16 takes the vector path at a size
+	# where most of the last block's threads have no output: a thread
+	# there once read x - 1 as a vector (misaligned)
+	moves='[{id: "t4", moves: [{family: "mid_reduce", variant: "thread", set: {VEC: 4, BLOCK: 256}}]},
+		{id: "t8", moves: [{family: "mid_reduce", variant: "thread", set: {VEC: 8, BLOCK: 128, UNROLL: 4}}]},
+		{id: "s4", moves: [{family: "mid_reduce", variant: "split", set: {VEC: 4, BLOCK: 256, SPLIT: 8}}]},
+		{id: "s2", moves: [{family: "mid_reduce", variant: "split", set: {VEC: 2, BLOCK: 128, SPLIT: 4}}]}]'
+	for d in $(served); do
+		[[ $(jq -r .family "$d/task.json") == mid_reduce ]] || continue
+		jq -e '.check_params | any(.[]; .cols % 16 == 0)' "$d/task.json" >/dev/null
+		ktask --state "$d" | jq -c ".memory.strategies = $moves" | kgen -k 5
+	done | kcompile >c.jsonl
+	kbench <c.jsonl >out.jsonl
+	jq -c '{t: .task.id, v: .candidate.variant, d: .candidate.defines, st: .bench.status, why: .bench.reason}' out.jsonl >&3
+	[ "$(jq -s '[.[] | select(.candidate.variant == "split" and .candidate.defines.VEC == 4)] | length' out.jsonl)" -gt 0 ]
+	jq -se 'all(.[]; .bench.status == "ok")' out.jsonl
+}
+
 @test "the attention family: eight configurations each, causal and written out, correct against the oracle at sizes no tile divides" {
 	for t in attention_causal attention_scaled; do
 		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 8

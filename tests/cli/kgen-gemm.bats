@@ -36,8 +36,9 @@ gemm_tasks() {
 
 # state TASKDIR: a step-0 state of the task whose memory holds one strategy
 # per knob value other than the default, each a move to the variant with
-# that value ("sweep VARIANT KNOB=VALUE"), plus strategy "too much" when the family has one
-# (gemv: two knobs together past a constraint). The spec gains the
+# that value ("sweep VARIANT KNOB=VALUE"), plus strategy "too much" (two
+# knobs together past a constraint), and for gemm "one wide warpgroup"
+# (wg's TILE_N 192, which its default two warpgroups cannot take). The spec gains the
 # family's dimensions where the task leaves them out (named as the task's
 # sizes; batch 1 where the task has none), as docs/templates.md asks.
 state() {
@@ -56,7 +57,9 @@ state() {
 			+ (if $f.family == "gemv" then [{id: "too much", moves: [{family: "gemv",
 				set: {UNROLL: 8, ROWS_PER_BLOCK: 4}}]}]
 			   else [{id: "too much", moves: [{family: "gemm", variant: "h3",
-				set: {WARP_M: 64, WARP_N: 64}}]}] end)'
+				set: {WARP_M: 64, WARP_N: 64}}]},
+				{id: "one wide warpgroup", moves: [{family: "gemm", variant: "wg",
+				set: {WGS: 1, TILE_N: 192}}]}] end)'
 }
 
 # sweep TASKDIR: the task's candidates for its sweep state (the family
@@ -94,7 +97,7 @@ compiled() {
 		[ "$n" -eq $((moves + 1 - refused)) ] ||
 			{ echo "$id: $n candidates of $moves moves, $refused refused"; false; }
 		[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
-			'["wg",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":1}]' ]
+			'["wg",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":1,"TILES":1}]' ]
 		# A stored K x M, a triangular C: only wg and wgk take them (h3's and tiled's when)
 		want=$variants
 		[ "$(jq '.spec.a_transposed or .spec.tril' "$t/task.json")" = true ] && want="wg wgk"
@@ -113,7 +116,9 @@ compiled() {
 	# split-K's partials are bounded by the task's size: 32 slices of 4096 x 4096
 	grep -q 'sweep wgk SPLITK=32 .*refused: .* = 536870912 is above 268435456: SPLITK slices of partials of C, at most 1 GiB' "$notes"
 	grep -q 'too much .*refused: WARP_M \* WARP_N = 4096 is above 2048: a warp keeps two accumulators' "$notes"
-	[ "$(grep -c refused "$notes")" -eq 16 ]
+	# 192 wide needs one warpgroup: the default two hold too many accumulators
+	grep -q 'sweep wg TILE_N=192 .*refused: .* = 66816 is above 65536: a consumer thread keeps TILE_N accumulators' "$notes"
+	[ "$(grep -c refused "$notes")" -eq 17 ]
 }
 
 @test "every gemv knob value renders; two knobs together past the constraint are refused" {
@@ -164,7 +169,7 @@ compiled() {
 	# batched: A and B of every batch scaled and split, one product per batch
 	run jq -c '.candidate.launch.launches | map(.args[1]), .[3].grid' <(head -1 "$OUT/bmm.cand")
 	[ "${lines[0]}" = '["i64:(batch) * (m) * (k)","i64:(batch)","i64:1 * ((batch) - 1) + 1","i64:(m)"]' ]
-	[ "${lines[1]}" = '["cdiv((m), 64 * WGS) * cdiv((n), TILE_N)","(batch)"]' ]
+	[ "${lines[1]}" = '["cdiv(cdiv((m), 64 * WGS) * cdiv((n), TILE_N), TILES)","(batch)"]' ]
 	# wgk: the product into SPLITK slices of partials, then their sum through the epilogue
 	run jq -c 'select(.candidate.variant == "wgk") | .candidate.launch | [.launches[3].grid, .launches[3].args[0], .launches[4].kernel, .launches[4].args, .workspace[3].count]' "$OUT/gemm_sub_mul_relu.cand"
 	[ "${lines[0]}" = '[["cdiv((m), 64 * WGS) * cdiv((n), TILE_N)","1","SPLITK"],"wg_part","gemm_wg_reduce",["y","wg_part","i64:1 * (m) * (n)","i64:(m)","i64:(n)","x","W","b"],"SPLITK * 1 * (m) * (n)"]' ]

@@ -278,11 +278,13 @@ $(rec relu_good)"
 # and tiled, one candidate each where they serve the task, then wg with
 # blocks that take 4 tiles in turn through 2 stages (the check sizes'
 # few tiles leave the last block short, and a stage holds another tile's
-# k-tile by the second tile).
+# k-tile by the second tile), and one warpgroup 192 wide (a tile height
+# that is not a power of two, so the split's tile of a row is a division).
 GEMM_MOVES='[{id: "h3", moves: [{family: "gemm", variant: "h3"}]},
 	{id: "splitk", moves: [{family: "gemm", variant: "wgk", set: {SPLITK: 4}}]},
 	{id: "tf32", moves: [{family: "gemm", variant: "tiled"}]},
-	{id: "tiles", moves: [{family: "gemm", variant: "wg", set: {TILES: 4, STAGES: 2}}]}]'
+	{id: "tiles", moves: [{family: "gemm", variant: "wg", set: {TILES: 4, STAGES: 2}}]},
+	{id: "wide", moves: [{family: "gemm", variant: "wg", set: {WGS: 1, TILE_N: 192, STAGES: 2}}]}]'
 
 # gemm_run TASKDIR K: the task's first K candidates of the gemm family
 # (its default, then GEMM_MOVES' that serve it), compiled and benched,
@@ -294,30 +296,31 @@ gemm_run() {
 }
 
 @test "the gemm family's split-precision kernels stay fp32-accurate far outside fp16's range" {
-	# wg and h3 (3xFP16), wgk (split-K), tiled (3xTF32) and wg by 4 tiles a block on A ~ 3e5 and
-	# B ~ 1e-7: the power-of-two scales must keep both in range
-	gemm_run "$D/tasks/matmul_range" 5
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg " ]
+	# wg and h3 (3xFP16), wgk (split-K), tiled (3xTF32), wg by 4 tiles a
+	# block and wg 192 wide on A ~ 3e5 and B ~ 1e-7: the power-of-two
+	# scales must keep both in range
+	gemm_run "$D/tasks/matmul_range" 6
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg " ]
 	# measured 1.7e-7 (h3) and 5.6e-7 (tiled) on the H200; the task allows 5e-5
 	jq -e -s 'all(.bench.status == "ok" and .bench.rel_l2 < 2e-6 and .bench.weak == false)' <<<"$out"
 }
 
 @test "the gemm family's kernels are correct on a batched F.linear (B stored N x K, per batch)" {
-	gemm_run tests/data/kgen-gemm/batched_linear_tanh 5
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg " ]
+	gemm_run tests/data/kgen-gemm/batched_linear_tanh 6
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
 @test "the gemm family's wg and wgk are correct on tril(A @ B + 1): the tiles above the diagonal zeros, not computed" {
-	# h3 and tiled refuse a triangular C: the default, split-K and 4 tiles a block
-	gemm_run tests/data/kgen-gemm/t_tril 3
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg " ]
+	# h3 and tiled refuse a triangular C: the default, split-K, 4 tiles a block and 192 wide
+	gemm_run tests/data/kgen-gemm/t_tril 4
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
 @test "the gemm family's wg and wgk are correct where A is stored K x M (A.T @ B.T, with bias)" {
-	# h3 and tiled refuse A stored K x M: the default, split-K and 4 tiles a block
-	gemm_run tests/data/kgen-gemm/t_linear_relu 3
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg " ]
+	# h3 and tiled refuse A stored K x M: the default, split-K, 4 tiles a block and 192 wide
+	gemm_run tests/data/kgen-gemm/t_linear_relu 4
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }

@@ -42,16 +42,26 @@ static __device__ __forceinline__ void wg_put(unsigned short *dst, int plane,
 	*reinterpret_cast<uint4 *>(dst + plane) = make_uint4(lw[0], lw[1], lw[2], lw[3]);
 }
 
+/* lg for wg_chunk: log2 of tr where tr is a power of two, else -1. */
+static __device__ __forceinline__ int wg_lg(int tr)
+{
+	return (tr & (tr - 1)) == 0 ? __ffs(tr) - 1 : -1;
+}
+
 /* Where chunk q (values 8 q to 8 q + 7 of k) of row r of matrix mat goes:
- * tile (mat, r / tr, q / 8), its row r % tr, chunk q % 8 swizzled. tr is
- * a power of two, 2^lg. */
+ * tile (mat, r / tr, q / 8), its row r % tr, chunk q % 8 swizzled (tr is
+ * a multiple of 8, so r % 8 is the row's within its tile too). lg is
+ * wg_lg(tr): a shift and a mask where tr is a power of two, else a
+ * division (TILE_N 192: rows of a matrix below 2^32). */
 static __device__ __forceinline__ unsigned short *wg_chunk(unsigned short *h,
 	long long mat, long long r, long long q, long long tiles, long long ktiles,
 	int tr, int lg)
 {
-	const long long tile = (mat * tiles + (r >> lg)) * ktiles + (q >> 3);
+	const long long rt = lg >= 0 ? r >> lg :
+		(long long)((unsigned)r / (unsigned)tr);
+	const long long tile = (mat * tiles + rt) * ktiles + (q >> 3);
 
-	return h + tile * 2 * tr * WG_K + (r & (tr - 1)) * WG_K +
+	return h + tile * 2 * tr * WG_K + (r - rt * tr) * WG_K +
 		(((int)q & 7) ^ ((int)r & 7)) * 8;
 }
 
@@ -65,7 +75,7 @@ static __device__ __forceinline__ void wg_split_t(const float *__restrict__ x,
 	float p1, float p2, int tr)
 {
 	__shared__ float sx[64][65];
-	const int lg = __ffs(tr) - 1;
+	const int lg = wg_lg(tr);
 	const long long tiles = CDIV(rows, tr), ktiles = CDIV(k, WG_K);
 	const long long nb = tiles * tr / 64, blocks = mats * ktiles * nb;
 	const bool vec = (rows & 3) == 0 && ((unsigned long long)x & 15) == 0;
@@ -123,7 +133,7 @@ static __device__ __forceinline__ void wg_split(const float *__restrict__ x,
 	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
 	int *__restrict__ scale, int o, int tr, bool transposed)
 {
-	const int lg = __ffs(tr) - 1;
+	const int lg = wg_lg(tr);
 	const long long tiles = CDIV(rows, tr), ktiles = CDIV(k, WG_K);
 	const long long rp = tiles * tr, kc = ktiles * 8, chunks = mats * rp * kc;
 	const long long stride = (long long)gridDim.x * 256;
@@ -240,6 +250,16 @@ static __device__ __forceinline__ unsigned long long wg_desc(unsigned addr)
 	"+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
 	"+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
 	"+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define WG_R2 \
+	", %64, %65, %66, %67, %68, %69, %70, %71, " \
+	"%72, %73, %74, %75, %76, %77, %78, %79, " \
+	"%80, %81, %82, %83, %84, %85, %86, %87, " \
+	"%88, %89, %90, %91, %92, %93, %94, %95"
+#define WG_O2 \
+	, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+	"+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+	"+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+	"+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
 #if TILE_N == 64
 #define WG_SHAPE "m64n64k16"
 #define WG_DREGS WG_R0
@@ -252,10 +272,14 @@ static __device__ __forceinline__ unsigned long long wg_desc(unsigned addr)
 #define WG_DOPS WG_O0 WG_O1
 #define WG_AB "%64, %65"
 #define WG_SCALE "%66"
+#elif TILE_N == 192
+#define WG_SHAPE "m64n192k16"
+#define WG_DREGS WG_R0 WG_R1 WG_R2
+#define WG_DOPS WG_O0 WG_O1 WG_O2
+#define WG_AB "%96, %97"
+#define WG_SCALE "%98"
 #else
-/* (192, m64n192k16, compiled but crashed with an illegal address on the
- * H200 at KernelBench 7's sizes: not served until that is understood) */
-#error "gemm_wg.cu: TILE_N must be 64 or 128"
+#error "wg.cuh: TILE_N must be 64, 128 or 192"
 #endif
 
 /* d (+)= A @ B^T for a 64 x 16 A and a TILE_N x 16 B, both k-major in

@@ -38,7 +38,9 @@ gemm_tasks() {
 # per knob value other than the default, each a move to the variant with
 # that value ("sweep VARIANT KNOB=VALUE"), plus strategy "too much" (two
 # knobs together past a constraint), and for gemm "one wide warpgroup"
-# (wg's TILE_N 192, which its default two warpgroups cannot take). The spec gains the
+# (wg's TILE_N 192, which its default two warpgroups cannot take) and
+# "one converter" (wgf's CONVS 1 at AHEAD 3, as the default two converters'
+# slots fit shared memory only at AHEAD 2). The spec gains the
 # family's dimensions where the task leaves them out (named as the task's
 # sizes; batch 1 where the task has none), as docs/templates.md asks.
 state() {
@@ -59,7 +61,9 @@ state() {
 			   else [{id: "too much", moves: [{family: "gemm", variant: "h3",
 				set: {WARP_M: 64, WARP_N: 64}}]},
 				{id: "one wide warpgroup", moves: [{family: "gemm", variant: "wg",
-				set: {WGS: 1, TILE_N: 192}}]}] end)'
+				set: {WGS: 1, TILE_N: 192}}]},
+				{id: "one converter", moves: [{family: "gemm", variant: "wgf",
+				set: {CONVS: 1, AHEAD: 3}}]}] end)'
 }
 
 # sweep TASKDIR: the task's candidates for its sweep state (the family
@@ -98,9 +102,9 @@ compiled() {
 			{ echo "$id: $n candidates of $moves moves, $refused refused"; false; }
 		[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
 			'["wg",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":1,"TILES":1}]' ]
-		# A stored K x M, a triangular C: only wg and wgk take them (h3's and tiled's when)
+		# A stored K x M, a triangular C: only wg, wgf and wgk take them (h3's and tiled's when)
 		want=$variants
-		[ "$(jq '.spec.a_transposed or .spec.tril' "$t/task.json")" = true ] && want="wg wgk"
+		[ "$(jq '.spec.a_transposed or .spec.tril' "$t/task.json")" = true ] && want="wg wgf wgk"
 		[ "$(jq -r .candidate.variant "$OUT/$id.cand" | sort -u | tr '\n' ' ')" = "$want " ]
 		# distinct configurations, each a distinct candidate
 		[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq "$n" ]
@@ -118,7 +122,15 @@ compiled() {
 	grep -q 'too much .*refused: WARP_M \* WARP_N = 4096 is above 2048: a warp keeps two accumulators' "$notes"
 	# 192 wide needs one warpgroup: the default two hold too many accumulators
 	grep -q 'sweep wg TILE_N=192 .*refused: .* = 66816 is above 65536: a consumer thread keeps TILE_N accumulators' "$notes"
-	[ "$(grep -c refused "$notes")" -eq 17 ]
+	# wgf at its default SPLITK 32 has too many partials for 4096 x 4096: only SPLITK 16 and less pass
+	grep -q 'sweep wgf CONVS=1 .*refused: .* = 536870912 is above 268435456: SPLITK slices of partials' "$notes"
+	! grep -q 'sweep wgf SPLITK=16 .*refused' "$notes"
+	[ "$(grep -c refused "$notes")" -eq 26 ]
+	# the default two converters' slots at AHEAD 3, or a third stage, overflow shared memory
+	notes=$OUT/gemm_sub_mul_relu.notes
+	grep -q 'sweep wgf AHEAD=3 .*refused: .* = 331776 is above 232448: STAGES k-tiles of A (64 WGS rows) and B (TILE_N rows), each 64 fp16 values of k in a hi and a lo plane, and each converter warpgroup' "$notes"
+	grep -q 'sweep wgf STAGES=3 .*refused: .* = 299008 is above 232448' "$notes"
+	! grep -q 'one converter .*refused' "$notes"
 }
 
 @test "every gemv knob value renders; two knobs together past the constraint are refused" {
@@ -173,16 +185,20 @@ compiled() {
 	# wgk: the product into SPLITK slices of partials, then their sum through the epilogue
 	run jq -c 'select(.candidate.variant == "wgk") | .candidate.launch | [.launches[3].grid, .launches[3].args[0], .launches[4].kernel, .launches[4].args, .workspace[3].count]' "$OUT/gemm_sub_mul_relu.cand"
 	[ "${lines[0]}" = '[["cdiv((m), 64 * WGS) * cdiv((n), TILE_N)","1","SPLITK"],"wg_part","gemm_wg_reduce",["y","wg_part","i64:1 * (m) * (n)","i64:(m)","i64:(n)","x","W","b"],"SPLITK * 1 * (m) * (n)"]' ]
+	# wgf: no split before the product, which writes the partials from A and B as they are;
+	# a block is the consumers and the converters, its shared memory the stages and the slots
+	run jq -c 'select(.candidate.variant == "wgf") | .candidate.launch | [(.launches | map(.kernel)), .launches[0].block, .launches[0].smem, .launches[0].args, (.workspace | map(.name))]' "$OUT/gemm_sub_mul_relu.cand"
+	[ "${lines[0]}" = '[["gemm_wgf","gemm_wg_reduce"],["128 * (WGS + CONVS)"],"min(STAGES, cdiv(cdiv((k), 64), SPLITK)) * 256 * (64 * WGS + TILE_N) + CONVS * (AHEAD + 1) * 16384",["wg_part","i64:(m)","i64:(n)","i64:(k)","x","W","b"],["wg_part"]]' ]
 	# tiled reads A and B themselves
 	run jq -c 'select(.candidate.variant == "tiled") | .candidate.launch.launches[0] | [.grid, .args]' "$OUT/bmm.cand"
 	[ "${lines[0]}" = '[["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"],["C","i64:(m)","i64:(n)","i64:(k)","A","B"]]' ]
 }
 
-@test "a product of A stored K x M, or a triangular C, is served by wg and wgk alone, h3 and tiled saying why not" {
+@test "a product of A stored K x M, or a triangular C, is served by wg, wgk and wgf alone, h3 and tiled saying why not" {
 	for t in t_linear_relu t_tril; do
 		grep -q 'sweep h3 TILE_M=64 .*refused: variant h3 does not apply: (1 - {{a_transposed}}) \* (1 - {{tril}}) is 0 at params' "$OUT/$t.notes"
 		grep -q 'sweep tiled TC=0 .*refused: variant tiled does not apply' "$OUT/$t.notes"
-		[ "$(jq -r .candidate.variant "$OUT/$t.cand" | sort -u | tr '\n' ' ')" = "wg wgk " ]
+		[ "$(jq -r .candidate.variant "$OUT/$t.cand" | sort -u | tr '\n' ' ')" = "wg wgf wgk " ]
 	done
 	src=$(head -1 "$OUT/t_linear_relu.cand" | jq -r .candidate.source)
 	[[ $src == *"#define A_T (1)"* && $src == *"#define B_LAYOUT_nk 1"* && $src == *"#define TRIL (0)"* ]]

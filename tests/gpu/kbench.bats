@@ -279,12 +279,21 @@ $(rec relu_good)"
 # blocks that take 4 tiles in turn through 2 stages (the check sizes'
 # few tiles leave the last block short, and a stage holds another tile's
 # k-tile by the second tile), and one warpgroup 192 wide (a tile height
-# that is not a power of two, so the split's tile of a row is a division).
+# that is not a power of two, so the split's tile of a row is a division),
+# then wgf (the split inside the product, a scale per row and k-tile) at
+# its defaults but 4 slices of k (two converter warpgroups, 512 threads,
+# the 4 pieces of a k-tile 2 each), with one converter (AHEAD 3), and
+# narrow (one consumer warpgroup 128 wide: 3 pieces, 2 and 1; 2 slices). The check
+# sizes' odd K and N take wgf's loads a float at a time, the aligned
+# check set (16) by float4 where the layout allows.
 GEMM_MOVES='[{id: "h3", moves: [{family: "gemm", variant: "h3"}]},
 	{id: "splitk", moves: [{family: "gemm", variant: "wgk", set: {SPLITK: 4}}]},
 	{id: "tf32", moves: [{family: "gemm", variant: "tiled"}]},
 	{id: "tiles", moves: [{family: "gemm", variant: "wg", set: {TILES: 4, STAGES: 2}}]},
-	{id: "wide", moves: [{family: "gemm", variant: "wg", set: {WGS: 1, TILE_N: 192, STAGES: 2}}]}]'
+	{id: "wide", moves: [{family: "gemm", variant: "wg", set: {WGS: 1, TILE_N: 192, STAGES: 2}}]},
+	{id: "fused", moves: [{family: "gemm", variant: "wgf", set: {SPLITK: 4}}]},
+	{id: "fused-one", moves: [{family: "gemm", variant: "wgf", set: {SPLITK: 4, CONVS: 1, AHEAD: 3}}]},
+	{id: "fused-narrow", moves: [{family: "gemm", variant: "wgf", set: {WGS: 1, STAGES: 2, SPLITK: 2, CONVS: 2}}]}]'
 
 # gemm_run TASKDIR K: the task's first K candidates of the gemm family
 # (its default, then GEMM_MOVES' that serve it), compiled and benched,
@@ -297,30 +306,31 @@ gemm_run() {
 
 @test "the gemm family's split-precision kernels stay fp32-accurate far outside fp16's range" {
 	# wg and h3 (3xFP16), wgk (split-K), tiled (3xTF32), wg by 4 tiles a
-	# block and wg 192 wide on A ~ 3e5 and B ~ 1e-7: the power-of-two
-	# scales must keep both in range
-	gemm_run "$D/tasks/matmul_range" 6
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg " ]
+	# block, wg 192 wide and wgf three ways on A ~ 3e5 and B ~ 1e-7: the
+	# power-of-two scales (one an operand; wgf's one a row and k-tile)
+	# must keep both in range
+	gemm_run "$D/tasks/matmul_range" 9
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg wgf wgf wgf " ]
 	# measured 1.7e-7 (h3) and 5.6e-7 (tiled) on the H200; the task allows 5e-5
 	jq -e -s 'all(.bench.status == "ok" and .bench.rel_l2 < 2e-6 and .bench.weak == false)' <<<"$out"
 }
 
 @test "the gemm family's kernels are correct on a batched F.linear (B stored N x K, per batch)" {
-	gemm_run tests/data/kgen-gemm/batched_linear_tanh 6
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg " ]
+	gemm_run tests/data/kgen-gemm/batched_linear_tanh 9
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg wgf wgf wgf " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
-@test "the gemm family's wg and wgk are correct on tril(A @ B + 1): the tiles above the diagonal zeros, not computed" {
-	# h3 and tiled refuse a triangular C: the default, split-K, 4 tiles a block and 192 wide
-	gemm_run tests/data/kgen-gemm/t_tril 4
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg " ]
+@test "the gemm family's wg, wgk and wgf are correct on tril(A @ B + 1): the tiles above the diagonal zeros, not computed" {
+	# h3 and tiled refuse a triangular C: the default, split-K, 4 tiles a block, 192 wide and wgf three ways
+	gemm_run tests/data/kgen-gemm/t_tril 7
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg wgf wgf wgf " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
-@test "the gemm family's wg and wgk are correct where A is stored K x M (A.T @ B.T, with bias)" {
-	# h3 and tiled refuse A stored K x M: the default, split-K, 4 tiles a block and 192 wide
-	gemm_run tests/data/kgen-gemm/t_linear_relu 4
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg " ]
+@test "the gemm family's wg, wgk and wgf are correct where A is stored K x M (A.T @ B.T, with bias)" {
+	# h3 and tiled refuse A stored K x M: the default, split-K, 4 tiles a block, 192 wide and wgf three ways
+	gemm_run tests/data/kgen-gemm/t_linear_relu 7
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg wgf wgf wgf " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }

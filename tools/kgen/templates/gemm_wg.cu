@@ -31,8 +31,14 @@
  * same ring of stages: where K is short (KernelBench's 64, one k-tile) a
  * block's life is otherwise its set-up and the latency of its one load,
  * and the next tile's load now runs while this one's products and stores
- * do. */
+ * do.
+ *
+ * Variants wgk and wgf split k across blocks too (gemm_wg_reduce sums
+ * their slices), and wgf has no pass over A and B before the product:
+ * its converter warpgroups split each k-tile into the stages themselves
+ * (gemm_wgf, wgf.cuh). */
 
+#if !defined(VARIANT_wgf)
 /* Grid (G) as gemm_h3_absmax's, 256 threads: writes operand o (0: A, mats
  * row-major matrices of rows x k, of k x rows when A_T; 1: B, of rows (n)
  * x k when nk, of k x rows when kn) scaled and split into the tiled planes
@@ -45,8 +51,9 @@ gemm_wg_split(const float *__restrict__ x, long long mats, long long rows,
 	wg_split(x, mats, rows, k, h, scale, o, o ? TILE_N : TILE_M,
 		o == 1 ? !B_NK : A_T);
 }
+#endif
 
-#if defined(VARIANT_wgk)
+#if defined(VARIANT_wgk) || defined(VARIANT_wgf)
 #define KSPLIT SPLITK /* slices of k, one a block; gemm_wg_reduce sums them */
 #define TILES 1
 #else
@@ -70,6 +77,7 @@ static __device__ __forceinline__ void wg_store(float *crow, int sh,
 		crow[col + 1] = scalbnf(v1, sh);
 }
 
+#if !defined(VARIANT_wgf)
 /* C = epilogue(A @ op(B) + bias) from the tiled planes of A (wa) and B
  * (wb) and their scale exponents, for batch blockIdx.y: tiles blockIdx.x,
  * blockIdx.x + gridDim.x, ... (TILES of them, tile_at's order), one after
@@ -98,7 +106,7 @@ gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 	const float *bias = 0;
 #endif
 
-	const int role = wg_ring_init(q, min(STAGES, max(TILES * (kt1 - kt0), 1)));
+	const int role = wg_ring_init(q, min(STAGES, max(TILES * (kt1 - kt0), 1)), 1);
 	if (role == WG_IDLE)
 		return;
 	C += ((long long)kz * gridDim.y + bz) * M * N;
@@ -145,7 +153,203 @@ gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 		}
 	}
 }
-#if defined(VARIANT_wgk)
+#else
+#define WGF_AK (!A_T)   /* A's k contiguous */
+#define WGF_BK (B_NK != 0)
+#define WGF_PIECES (WGS + TILE_N / 64) /* of a k-tile: A's, then B's */
+
+/* Converter w's next copy, as one cp.async group (empty past k-tile
+ * kt1 - 1, so that every piece split waits on the same count): this
+ * thread's part (wgf_copy) of its piece fi of k-tile fkt (piece w + fi
+ * CONVS: A's rows m0 + 64 p on, or B's from n0) into slot fs of those at
+ * shared address slots; then the next piece and slot. */
+template <bool VEC>
+static __device__ __forceinline__ void wgf_next(const wgf_src &a,
+	const wgf_src &b, long long m0, long long n0, int w, int mine, int kt1,
+	int t, unsigned slots, int *fkt, int *fi, int *fs)
+{
+	const int p = w + *fi * CONVS;
+	const unsigned slot = slots + *fs * WGF_SLOT;
+	const long long k0 = (long long)*fkt * WG_K;
+
+	if (*fkt < kt1) {
+		if (p < WGS)
+			wgf_copy<WGF_AK, VEC>(a, m0 + 64 * p, k0, t, slot);
+		else
+			wgf_copy<WGF_BK, VEC>(b, n0 + 64 * (p - WGS), k0, t, slot);
+	}
+	asm volatile("cp.async.commit_group;" ::: "memory");
+	if (++*fi == mine)
+		*fi = 0, ++*fkt;
+	if (++*fs == AHEAD + 1)
+		*fs = 0;
+}
+
+/* Converter warpgroup w of CONVS (wgf.cuh): k-tiles kt0 to kt1 - 1 of
+ * A's rows m0 on and B's n0 on, its pieces of each (w, w + CONVS, ...)
+ * split into the next stage once the consumers are done with what it
+ * held before, the rows' inverse scales into ia and ib beside it. The
+ * pieces go through the warpgroup's own AHEAD + 1 slots after the ring's
+ * stages, AHEAD in flight while one is split; VEC: copied by float4
+ * (wgf_vec). Not inlined: inlined, ptxas kept the consumers' accumulators
+ * live across it and spilled. */
+template <bool VEC>
+static __device__ __noinline__ void wgf_produce(wg_ring q, wgf_src a,
+	wgf_src b, long long m0, long long n0, int kt0, int kt1,
+	float (*ia)[TILE_M], float (*ib)[TILE_N])
+{
+	extern __shared__ __align__(1024) unsigned char wg_smem[];
+	unsigned char *const base = wg_smem + (q.base - smem_addr(wg_smem));
+	const int w = (threadIdx.x >> 7) - WGS, t = threadIdx.x & 127;
+	/* this warpgroup's pieces of a k-tile */
+	const int mine = (WGF_PIECES - w + CONVS - 1) / CONVS;
+	const unsigned slots = q.base + q.nst * STAGE_BYTES + w * (AHEAD + 1) * WGF_SLOT;
+	/* the next piece to copy (piece w + fi CONVS of k-tile fkt) and its
+	 * slot, and the slot of the next to split: counters, as with divisions
+	 * by mine one converter took 1236 us on KernelBench 6 against 1054
+	 * with them (two runs, bench/results/gemm-fused-gpu.md) */
+	int fkt = kt0, fi = 0, fs = 0, ts = 0;
+	unsigned have;
+
+	/* the launch gives no byte to align the stages (the static shared
+	 * memory before them is taken up to a whole KB, gemm.json's wgf):
+	 * should the base ever not be aligned, stop rather than write past */
+	asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(have));
+	if (slots + (AHEAD + 1) * WGF_SLOT - smem_addr(wg_smem) > have)
+		__trap();
+	for (int n = 0; n < AHEAD; n++)
+		wgf_next<VEC>(a, b, m0, n0, w, mine, kt1, t, slots, &fkt, &fi, &fs);
+#pragma unroll 1
+	for (int kt = kt0; kt < kt1; kt++) {
+		unsigned char *const st = base + q.s * STAGE_BYTES;
+
+#pragma unroll 1
+		for (int i = 0; i < mine; i++) {
+			const int p = w + i * CONVS;
+			float4 v[8];
+
+			wgf_next<VEC>(a, b, m0, n0, w, mine, kt1, t, slots, &fkt, &fi, &fs);
+			/* all but the AHEAD newest groups done: this piece is in */
+			asm volatile("cp.async.wait_group %0;" :: "n"(AHEAD) : "memory");
+			wgf_take(base + (slots - q.base) + ts * WGF_SLOT, t, v);
+			if (++ts == AHEAD + 1)
+				ts = 0;
+			if (i == 0 && q.used++ >= q.nst)
+				bar_wait(q.empty + 8 * q.s, q.ph ^ 1);
+			if (p < WGS)
+				wgf_put<WGF_AK>(v, reinterpret_cast<unsigned short *>(st),
+					ia[q.s], TILE_M, 64 * p, t);
+			else
+				wgf_put<WGF_BK>(v, reinterpret_cast<unsigned short *>(st + A_BYTES),
+					ib[q.s], TILE_N, 64 * (p - WGS), t);
+		}
+		/* the planes were written by the generic proxy, wgmma reads them
+		 * by the async one */
+		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+		bar_arrive(q.full + 8 * q.s);
+		if (++q.s == q.nst)
+			q.s = 0, q.ph ^= 1;
+	}
+}
+
+/* A consumer warpgroup of wgf: acc = the product of k-tiles kt0 to kt1 -
+ * 1, each k-tile's scaled product taken out of its scales (the inverses
+ * of its rows of A, ia, and of B, ib) before it joins the sum. */
+static __device__ __forceinline__ void wgf_consume(wg_ring &q,
+	float (&acc)[NACC], int kt0, int kt1, const float (*ia)[TILE_M],
+	const float (*ib)[TILE_N])
+{
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = warp / 4;
+	float part[NACC];
+	int r, c;
+
+	wg_origin(&r, &c);
+#pragma unroll
+	for (int i = 0; i < NACC; i++)
+		acc[i] = 0.0f;
+	for (int kt = kt0; kt < kt1; kt++) {
+		const unsigned a0 = q.base + q.s * STAGE_BYTES + g * 64 * 128;
+
+		bar_wait(q.full + 8 * q.s, q.ph);
+		wg_stage(part, a0, q.base + q.s * STAGE_BYTES + A_BYTES, true);
+		wg_wait<0>(part);
+		const float r0 = ia[q.s][r], r1 = ia[q.s][r + 8];
+#pragma unroll
+		for (int j = 0; j < TILE_N / 8; j++) {
+			const float2 f = *reinterpret_cast<const float2 *>(&ib[q.s][8 * j + c]);
+
+			acc[4 * j] = fmaf(part[4 * j], r0 * f.x, acc[4 * j]);
+			acc[4 * j + 1] = fmaf(part[4 * j + 1], r0 * f.y, acc[4 * j + 1]);
+			acc[4 * j + 2] = fmaf(part[4 * j + 2], r1 * f.x, acc[4 * j + 2]);
+			acc[4 * j + 3] = fmaf(part[4 * j + 3], r1 * f.y, acc[4 * j + 3]);
+		}
+		__syncwarp();
+		if (lane == 0)
+			bar_arrive(q.empty + 8 * q.s);
+		if (++q.s == q.nst)
+			q.s = 0, q.ph ^= 1;
+	}
+}
+
+/* Variant wgf: block (x, batch y, slice z) writes its share of tile x of
+ * C, the product over slice z of the k-tiles, to slice z of the partials
+ * C, straight from A and B (fp32, as the task gives them): WGS consumer
+ * warpgroups as gemm_wg's and CONVS converter warpgroups that fill their
+ * stages (wgf.cuh). gemm_wg_reduce sums the slices through the bias and
+ * the epilogue. A tile wholly above the diagonal of a tril C writes
+ * nothing (gemm_wg_reduce masks it). */
+extern "C" __global__ void __launch_bounds__(WGF_THREADS, 1)
+gemm_wgf(float *__restrict__ C, long long M, long long N, long long K,
+	const float *__restrict__ A, const float *__restrict__ B BIAS_PARAM)
+{
+	__shared__ float ia[STAGES][TILE_M], ib[STAGES][TILE_N];
+	const int ktiles = (int)CDIV(K, WG_K), kz = blockIdx.z;
+	const int kt0 = (int)((long long)ktiles * kz / KSPLIT);
+	const int kt1 = (int)((long long)ktiles * (kz + 1) / KSPLIT);
+	const long long bz = blockIdx.y;
+	long long m0, n0;
+	float acc[NACC];
+	wg_ring q;
+#if !HAS_BIAS
+	const float *bias = 0;
+#endif
+
+	tile_origin(M, N, TILE_M, TILE_N, &m0, &n0);
+	if (TRIL && n0 > m0 + TILE_M - 1)
+		return;
+	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)), 128 * CONVS);
+	if (role == WG_PRODUCER) {
+		wgf_regs<false>();
+		const wgf_src a = wgf_source(A + bz * M * K, M, K);
+		const wgf_src b = wgf_source(B + (BATCHED ? bz : 0) * N * K, N, K);
+
+		if (wgf_vec<WGF_AK>(a) && wgf_vec<WGF_BK>(b))
+			wgf_produce<true>(q, a, b, m0, n0, kt0, kt1, ia, ib);
+		else
+			wgf_produce<false>(q, a, b, m0, n0, kt0, kt1, ia, ib);
+		return;
+	}
+	wgf_regs<true>();
+	wgf_consume(q, acc, kt0, kt1, ia, ib);
+	C += ((long long)kz * gridDim.y + bz) * M * N;
+
+	int r, c;
+
+	wg_origin(&r, &c);
+#pragma unroll
+	for (int hh = 0; hh < 2; hh++) {
+		const long long row = m0 + r + hh * 8;
+
+		if (row >= M)
+			continue;
+#pragma unroll
+		for (int j = 0; j < TILE_N / 8; j++)
+			wg_store(C + row * N, 0, bias, row, n0 + 8 * j + c, N,
+				acc[4 * j + 2 * hh], acc[4 * j + 2 * hh + 1]);
+	}
+}
+#endif
+#if defined(VARIANT_wgk) || defined(VARIANT_wgf)
 /* Grid-stride, 256 threads: C = epilogue(the sum of gemm_wg's SPLITK
  * slices of partials + bias), total values of C (every batch), matrices
  * of M rows N long; A and B come with the task's inputs and are not read. */

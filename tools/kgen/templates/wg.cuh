@@ -1,6 +1,6 @@
 /* wg.cuh: 3xFP16 split precision on warpgroup MMA (wgmma.mma_async,
- * sm_90a), what the gemm family's variants wg and wgk (gemm_wg.cu) and the
- * attention family (attention.cu) share: the split of an operand into the
+ * sm_90a), what the gemm family's variants wg, wgk and wgf (gemm_wg.cu)
+ * and the attention family (attention.cu) share: the split of an operand into the
  * tiled, swizzled fp16 planes wgmma reads, the mbarriers and bulk copies
  * that bring them into shared memory, the instructions, and a block's
  * main loop. The knobs WGS, TILE_N, STAGES and PROMOTE shape it;
@@ -20,6 +20,9 @@
 #define B_BYTES (2 * TILE_N * WG_K * 2)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
 #define NACC (TILE_N / 2)              /* accumulators a thread holds */
+#ifndef PROMOTE
+#define PROMOTE 1 /* gemm's wgf, whose k-tiles each have their own scales */
+#endif
 
 /* Writes the pieces of 8 scaled values v (8 values of k of one row) as
  * one 16-byte chunk of the hi plane at dst and one of the lo plane a
@@ -338,10 +341,15 @@ struct wg_ring {
 enum { WG_CONSUMER, WG_PRODUCER, WG_IDLE };
 
 /* Sets up q, a ring of nst stages (at most STAGES, and no more than the
- * launch gave shared memory for); every thread of the block calls it.
- * Returns this thread's role: a consumer warpgroup's, the producer's (the
- * first lane of the last warp), or idle (the producer warp's other lanes). */
-static __device__ __forceinline__ int wg_ring_init(wg_ring &q, int nst)
+ * launch gave shared memory for), a stage full once fills threads have
+ * arrived on it; every thread of the block calls it. Returns this
+ * thread's role: a consumer warpgroup's (the first 4 WGS warps); with
+ * fills 1 the producer's (the first lane of the warp after them) or idle
+ * (that warp's other lanes); with more, every thread after the consumers
+ * is a producer (gemm's wgf, whose converter warpgroups fill the stages
+ * itself, wgf.cuh). */
+static __device__ __forceinline__ int wg_ring_init(wg_ring &q, int nst,
+	int fills)
 {
 	extern __shared__ __align__(1024) unsigned char wg_smem[];
 	__shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -355,7 +363,7 @@ static __device__ __forceinline__ int wg_ring_init(wg_ring &q, int nst)
 	q.s = q.ph = q.used = 0;
 	if (tid == 0) {
 		for (int s = 0; s < nst; s++) {
-			bar_init(q.full + 8 * s, 1);
+			bar_init(q.full + 8 * s, fills);
 			bar_init(q.empty + 8 * s, 4 * WGS);
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -363,7 +371,7 @@ static __device__ __forceinline__ int wg_ring_init(wg_ring &q, int nst)
 	__syncthreads();
 	if (warp < 4 * WGS)
 		return WG_CONSUMER;
-	return lane == 0 ? WG_PRODUCER : WG_IDLE;
+	return lane == 0 || fills > 1 ? WG_PRODUCER : WG_IDLE;
 }
 
 /* The producer: k-tiles kt0 to kt1 - 1 of the block row of A tiles at ga
@@ -383,6 +391,28 @@ static __device__ __forceinline__ void wg_produce(wg_ring &q,
 		if (++q.s == q.nst)
 			q.s = 0, q.ph ^= 1;
 	}
+}
+
+/* Issues, as one group, a warpgroup's products of one stage: part (+)=
+ * the 3xFP16 product of its 64 rows of the A tile at a0 (hi plane, then
+ * lo a plane further) and the B tile at b0, overwriting part when fresh.
+ * The caller waits for them (wg_wait). */
+static __device__ __forceinline__ void wg_stage(float (&part)[NACC],
+	unsigned a0, unsigned b0, bool fresh)
+{
+	wg_fence();
+#pragma unroll
+	for (int kk = 0; kk < WG_K / 16; kk++) {
+		const unsigned long long ah = wg_desc(a0 + kk * 32);
+		const unsigned long long al = wg_desc(a0 + TILE_M * 128 + kk * 32);
+		const unsigned long long bh = wg_desc(b0 + kk * 32);
+		const unsigned long long bl = wg_desc(b0 + TILE_N * 128 + kk * 32);
+
+		wg_mma(part, al, bh, !fresh || kk > 0);
+		wg_mma(part, ah, bl, 1);
+		wg_mma(part, ah, bh, 1);
+	}
+	wg_commit();
 }
 
 /* A consumer warpgroup (rows 64 g of the tile): acc = the product of the
@@ -405,19 +435,7 @@ static __device__ __forceinline__ void wg_consume(wg_ring &q,
 		const bool fresh = (kt - kt0) % PROMOTE == 0;
 
 		bar_wait(q.full + 8 * q.s, q.ph);
-		wg_fence();
-#pragma unroll
-		for (int kk = 0; kk < WG_K / 16; kk++) {
-			const unsigned long long ah = wg_desc(a0 + kk * 32);
-			const unsigned long long al = wg_desc(a0 + TILE_M * 128 + kk * 32);
-			const unsigned long long bh = wg_desc(b0 + kk * 32);
-			const unsigned long long bl = wg_desc(b0 + TILE_N * 128 + kk * 32);
-
-			wg_mma(part, al, bh, !fresh || kk > 0);
-			wg_mma(part, ah, bl, 1);
-			wg_mma(part, ah, bh, 1);
-		}
-		wg_commit();
+		wg_stage(part, a0, b0, fresh);
 		/* the partial of PROMOTE k-tiles joins the running sum: wait for
 		 * all; else wait for the products before these, so that their
 		 * stage goes back while these run */
@@ -453,7 +471,7 @@ static __device__ __forceinline__ bool wg_mainloop(float (&acc)[NACC],
 	const unsigned char *ga, const unsigned char *gb, int kt0, int kt1)
 {
 	wg_ring q;
-	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)));
+	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)), 1);
 
 	if (role == WG_PRODUCER)
 		wg_produce(q, ga, gb, kt0, kt1);

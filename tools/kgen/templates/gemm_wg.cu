@@ -106,7 +106,7 @@ gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 	const float *bias = 0;
 #endif
 
-	const int role = wg_ring_init(q, min(STAGES, max(TILES * (kt1 - kt0), 1)), 1, 4 * WGS);
+	const int role = wg_ring_init(q, min(STAGES, max(TILES * (kt1 - kt0), 1)), 1);
 	if (role == WG_IDLE)
 		return;
 	C += ((long long)kz * gridDim.y + bz) * M * N;
@@ -157,31 +157,18 @@ gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 #define WGF_AK (!A_T)   /* A's k contiguous */
 #define WGF_BK (B_NK != 0)
 #define WGF_PIECES (WGS + TILE_N / 64) /* of a k-tile: A's, then B's */
-#define WGF_NP (CLUSTER > 1 ? WGF_PIECES / 2 : WGF_PIECES) /* those a block splits */
-
-/* Piece j of the WGF_NP this block splits of a k-tile: all at CLUSTER 1;
- * at 2 (wgf.cuh; rank 2 ci + cj, ci the block row) A's cj, cj + 2, ...,
- * which block rank ^ 1 shares, then B's ci, ci + 2, ..., which rank ^ 2
- * shares. */
-static __device__ __forceinline__ int wgf_piece(int j, unsigned rank)
-{
-	if (CLUSTER == 1)
-		return j;
-	return j < WGS / 2 ? 2 * j + (int)(rank & 1) :
-		WGS + 2 * (j - WGS / 2) + (int)(rank >> 1);
-}
 
 /* Converter w's next copy, as one cp.async group (empty past k-tile
  * kt1 - 1, so that every piece split waits on the same count): this
- * thread's part (wgf_copy) of its piece fi of k-tile fkt (piece p =
- * wgf_piece(w + fi CONVS): A's rows m0 + 64 p on, or B's from n0) into
- * slot fs of those at shared address slots; then the next piece and slot. */
+ * thread's part (wgf_copy) of its piece fi of k-tile fkt (piece w + fi
+ * CONVS: A's rows m0 + 64 p on, or B's from n0) into slot fs of those at
+ * shared address slots; then the next piece and slot. */
 template <bool VEC>
 static __device__ __forceinline__ void wgf_next(const wgf_src &a,
-	const wgf_src &b, long long m0, long long n0, int w, unsigned rank,
-	int mine, int kt1, int t, unsigned slots, int *fkt, int *fi, int *fs)
+	const wgf_src &b, long long m0, long long n0, int w, int mine, int kt1,
+	int t, unsigned slots, int *fkt, int *fi, int *fs)
 {
-	const int p = wgf_piece(w + *fi * CONVS, rank);
+	const int p = w + *fi * CONVS;
 	const unsigned slot = slots + *fs * WGF_SLOT;
 	const long long k0 = (long long)*fkt * WG_K;
 
@@ -214,9 +201,8 @@ static __device__ __noinline__ void wgf_produce(wg_ring q, wgf_src a,
 	extern __shared__ __align__(1024) unsigned char wg_smem[];
 	unsigned char *const base = wg_smem + (q.base - smem_addr(wg_smem));
 	const int w = (threadIdx.x >> 7) - WGS, t = threadIdx.x & 127;
-	const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
 	/* this warpgroup's pieces of a k-tile */
-	const int mine = (WGF_NP - w + CONVS - 1) / CONVS;
+	const int mine = (WGF_PIECES - w + CONVS - 1) / CONVS;
 	const unsigned slots = q.base + q.nst * STAGE_BYTES + w * (AHEAD + 1) * WGF_SLOT;
 	/* the next piece to copy (piece w + fi CONVS of k-tile fkt) and its
 	 * slot, and the slot of the next to split: counters, as with divisions
@@ -232,51 +218,35 @@ static __device__ __noinline__ void wgf_produce(wg_ring q, wgf_src a,
 	if (slots + (AHEAD + 1) * WGF_SLOT - smem_addr(wg_smem) > have)
 		__trap();
 	for (int n = 0; n < AHEAD; n++)
-		wgf_next<VEC>(a, b, m0, n0, w, rank, mine, kt1, t, slots, &fkt, &fi, &fs);
+		wgf_next<VEC>(a, b, m0, n0, w, mine, kt1, t, slots, &fkt, &fi, &fs);
 #pragma unroll 1
 	for (int kt = kt0; kt < kt1; kt++) {
 		unsigned char *const st = base + q.s * STAGE_BYTES;
 
 #pragma unroll 1
 		for (int i = 0; i < mine; i++) {
-			const int p = wgf_piece(w + i * CONVS, rank);
+			const int p = w + i * CONVS;
 			float4 v[8];
 
-			wgf_next<VEC>(a, b, m0, n0, w, rank, mine, kt1, t, slots, &fkt, &fi, &fs);
+			wgf_next<VEC>(a, b, m0, n0, w, mine, kt1, t, slots, &fkt, &fi, &fs);
 			/* all but the AHEAD newest groups done: this piece is in */
 			asm volatile("cp.async.wait_group %0;" :: "n"(AHEAD) : "memory");
 			wgf_take(base + (slots - q.base) + ts * WGF_SLOT, t, v);
 			if (++ts == AHEAD + 1)
 				ts = 0;
-			if (i == 0 && q.used++ >= q.nst) {
-				if (CLUSTER > 1)
-					bar_wait_cl(q.empty + 8 * q.s, q.ph ^ 1);
-				else
-					bar_wait(q.empty + 8 * q.s, q.ph ^ 1);
-			}
-			if (p < WGS) {
-				unsigned short *const h = reinterpret_cast<unsigned short *>(st);
-
-				wgf_put<WGF_AK>(v, h, ia[q.s], cluster_peer(h, rank ^ 1),
-					cluster_peer(ia[q.s], rank ^ 1), TILE_M, 64 * p, t);
-			} else {
-				unsigned short *const h = reinterpret_cast<unsigned short *>(st + A_BYTES);
-
-				wgf_put<WGF_BK>(v, h, ib[q.s], cluster_peer(h, rank ^ 2),
-					cluster_peer(ib[q.s], rank ^ 2), TILE_N, 64 * (p - WGS), t);
-			}
+			if (i == 0 && q.used++ >= q.nst)
+				bar_wait(q.empty + 8 * q.s, q.ph ^ 1);
+			if (p < WGS)
+				wgf_put<WGF_AK>(v, reinterpret_cast<unsigned short *>(st),
+					ia[q.s], TILE_M, 64 * p, t);
+			else
+				wgf_put<WGF_BK>(v, reinterpret_cast<unsigned short *>(st + A_BYTES),
+					ib[q.s], TILE_N, 64 * (p - WGS), t);
 		}
 		/* the planes were written by the generic proxy, wgmma reads them
 		 * by the async one */
-		if (CLUSTER > 1) {
-			asm volatile("fence.proxy.async.shared::cluster;" ::: "memory");
-			__syncwarp();
-			if ((t & 31) == 0)
-				bar_arrive_all(q.full + 8 * q.s);
-		} else {
-			asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-			bar_arrive(q.full + 8 * q.s);
-		}
+		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+		bar_arrive(q.full + 8 * q.s);
 		if (++q.s == q.nst)
 			q.s = 0, q.ph ^= 1;
 	}
@@ -300,10 +270,7 @@ static __device__ __forceinline__ void wgf_consume(wg_ring &q,
 	for (int kt = kt0; kt < kt1; kt++) {
 		const unsigned a0 = q.base + q.s * STAGE_BYTES + g * 64 * 128;
 
-		if (CLUSTER > 1)
-			bar_wait_cl(q.full + 8 * q.s, q.ph);
-		else
-			bar_wait(q.full + 8 * q.s, q.ph);
+		bar_wait(q.full + 8 * q.s, q.ph);
 		wg_stage(part, a0, q.base + q.s * STAGE_BYTES + A_BYTES, true);
 		wg_wait<0>(part);
 		const float r0 = ia[q.s][r], r1 = ia[q.s][r + 8];
@@ -317,12 +284,8 @@ static __device__ __forceinline__ void wgf_consume(wg_ring &q,
 			acc[4 * j + 3] = fmaf(part[4 * j + 3], r1 * f.y, acc[4 * j + 3]);
 		}
 		__syncwarp();
-		if (lane == 0) {
-			if (CLUSTER > 1)
-				bar_arrive_all(q.empty + 8 * q.s);
-			else
-				bar_arrive(q.empty + 8 * q.s);
-		}
+		if (lane == 0)
+			bar_arrive(q.empty + 8 * q.s);
 		if (++q.s == q.nst)
 			q.s = 0, q.ph ^= 1;
 	}
@@ -351,31 +314,10 @@ gemm_wgf(float *__restrict__ C, long long M, long long N, long long K,
 	const float *bias = 0;
 #endif
 
-	if (CLUSTER > 1) {
-		/* cluster c (blocks 4 c to 4 c + 3): the 2 x 2 tiles of block
-		 * rows 2 (c / the block columns' pairs) on, rank 2 ci + cj; where
-		 * the tiles' rows or columns are odd, the last clusters' blocks
-		 * past the edge split zeros for their neighbours and store nothing */
-		const long long pairs = CDIV(CDIV(N, TILE_N), 2), c = blockIdx.x / 4;
-		const unsigned rank = cluster_rank();
-
-		m0 = (2 * (c / pairs) + (rank >> 1)) * TILE_M;
-		n0 = (2 * (c % pairs) + (rank & 1)) * TILE_N;
-	} else {
-		tile_origin(M, N, TILE_M, TILE_N, &m0, &n0);
-	}
-	/* (a cluster takes no tril C: gemm.json) */
+	tile_origin(M, N, TILE_M, TILE_N, &m0, &n0);
 	if (TRIL && n0 > m0 + TILE_M - 1)
 		return;
-	/* a stage's fills: each converter thread of the block, or each
-	 * converter warp of the cluster; its drains each consumer warp of
-	 * the cluster */
-	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)),
-		CLUSTER > 1 ? 4 * CONVS * WGF_CLU : 128 * CONVS, 4 * WGS * WGF_CLU);
-	/* no block of a cluster arrives on another's barriers before they are
-	 * set up, nor leaves while the others may still write to it */
-	if (CLUSTER > 1)
-		cluster_sync();
+	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)), 128 * CONVS);
 	if (role == WG_PRODUCER) {
 		wgf_regs<false>();
 		const wgf_src a = wgf_source(A + bz * M * K, M, K);
@@ -385,14 +327,10 @@ gemm_wgf(float *__restrict__ C, long long M, long long N, long long K,
 			wgf_produce<true>(q, a, b, m0, n0, kt0, kt1, ia, ib);
 		else
 			wgf_produce<false>(q, a, b, m0, n0, kt0, kt1, ia, ib);
-		if (CLUSTER > 1)
-			cluster_sync();
 		return;
 	}
 	wgf_regs<true>();
 	wgf_consume(q, acc, kt0, kt1, ia, ib);
-	if (CLUSTER > 1)
-		cluster_sync();
 	C += ((long long)kz * gridDim.y + bz) * M * N;
 
 	int r, c;

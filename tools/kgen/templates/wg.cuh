@@ -24,10 +24,11 @@
 #define PROMOTE 1 /* gemm's wgf, whose k-tiles each have their own scales */
 #endif
 
-/* The pieces of 8 scaled values v (8 values of k of one row): the 16-byte
- * chunks of the hi plane and of the lo plane. */
-static __device__ __forceinline__ void wg_pieces8(const float (&v)[8],
-	float p1, float p2, uint4 *hi4, uint4 *lo4)
+/* Writes the pieces of 8 scaled values v (8 values of k of one row) as
+ * one 16-byte chunk of the hi plane at dst and one of the lo plane a
+ * plane further. */
+static __device__ __forceinline__ void wg_put(unsigned short *dst, int plane,
+	const float (&v)[8], float p1, float p2)
 {
 	unsigned hw[4], lw[4];
 
@@ -40,20 +41,8 @@ static __device__ __forceinline__ void wg_pieces8(const float (&v)[8],
 		hw[j / 2] = hi[0] | (unsigned)hi[1] << 16;
 		lw[j / 2] = lo[0] | (unsigned)lo[1] << 16;
 	}
-	*hi4 = make_uint4(hw[0], hw[1], hw[2], hw[3]);
-	*lo4 = make_uint4(lw[0], lw[1], lw[2], lw[3]);
-}
-
-/* Writes the pieces of 8 scaled values v as one 16-byte chunk of the hi
- * plane at dst and one of the lo plane a plane further. */
-static __device__ __forceinline__ void wg_put(unsigned short *dst, int plane,
-	const float (&v)[8], float p1, float p2)
-{
-	uint4 hi, lo;
-
-	wg_pieces8(v, p1, p2, &hi, &lo);
-	*reinterpret_cast<uint4 *>(dst) = hi;
-	*reinterpret_cast<uint4 *>(dst + plane) = lo;
+	*reinterpret_cast<uint4 *>(dst) = make_uint4(hw[0], hw[1], hw[2], hw[3]);
+	*reinterpret_cast<uint4 *>(dst + plane) = make_uint4(lw[0], lw[1], lw[2], lw[3]);
 }
 
 /* lg for wg_chunk: log2 of tr where tr is a power of two, else -1. */
@@ -352,17 +341,15 @@ struct wg_ring {
 enum { WG_CONSUMER, WG_PRODUCER, WG_IDLE };
 
 /* Sets up q, a ring of nst stages (at most STAGES, and no more than the
- * launch gave shared memory for), a stage full once fills arrivals have
- * come and empty once drains have (4 WGS: the consumer warps; more where
- * a cluster's blocks share their stages, gemm's wgf); every thread of the
- * block calls it. Returns this
+ * launch gave shared memory for), a stage full once fills threads have
+ * arrived on it; every thread of the block calls it. Returns this
  * thread's role: a consumer warpgroup's (the first 4 WGS warps); with
  * fills 1 the producer's (the first lane of the warp after them) or idle
  * (that warp's other lanes); with more, every thread after the consumers
  * is a producer (gemm's wgf, whose converter warpgroups fill the stages
  * itself, wgf.cuh). */
 static __device__ __forceinline__ int wg_ring_init(wg_ring &q, int nst,
-	int fills, int drains)
+	int fills)
 {
 	extern __shared__ __align__(1024) unsigned char wg_smem[];
 	__shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -377,7 +364,7 @@ static __device__ __forceinline__ int wg_ring_init(wg_ring &q, int nst,
 	if (tid == 0) {
 		for (int s = 0; s < nst; s++) {
 			bar_init(q.full + 8 * s, fills);
-			bar_init(q.empty + 8 * s, drains);
+			bar_init(q.empty + 8 * s, 4 * WGS);
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
@@ -484,7 +471,7 @@ static __device__ __forceinline__ bool wg_mainloop(float (&acc)[NACC],
 	const unsigned char *ga, const unsigned char *gb, int kt0, int kt1)
 {
 	wg_ring q;
-	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)), 1, 4 * WGS);
+	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)), 1);
 
 	if (role == WG_PRODUCER)
 		wg_produce(q, ga, gb, kt0, kt1);

@@ -30,23 +30,17 @@
  * conflicts. wg.cuh comes before it. */
 
 #define WGF_THREADS (128 * (WGS + CONVS)) /* the consumers, then the converters */
-#ifndef CLUSTER
-#define CLUSTER 1 /* a cluster's side: CLUSTER x CLUSTER blocks (1 or 2) */
-#endif
-#define WGF_CLU (CLUSTER * CLUSTER) /* blocks a cluster */
 
 /* Registers a thread. A consumer's: its TILE_N accumulators (running sum
- * and k-tile partial) and 24 more, rounded up to 8 (152 at TILE_N 128;
- * ptxas used 146 of them). Where the launch's even share (65536 /
- * WGF_THREADS: 128 at two consumer and two converter warpgroups) is less,
- * the converters give theirs back down to what is left (104) and the
- * consumers take them (setmaxnreg; ptxas allocates each side within its
- * count). At 128 each, the consumers spilled 108 bytes; at 168 and 88,
- * none, the converters 12 bytes, and at CLUSTER 2 (their neighbours'
- * addresses beside their own) 52; at 152 and 104, 4 and none. A
- * converter needs 88. */
+ * and k-tile partial) and 40 more, rounded up to 8 (168 at TILE_N 128).
+ * Where the launch's even share (65536 / WGF_THREADS: 128 at two consumer
+ * and two converter warpgroups) is less, the converters give theirs back
+ * down to what is left (88) and the consumers take them (setmaxnreg;
+ * ptxas allocates each side within its count). At 128 each, the
+ * consumers spilled 108 bytes and the converters nothing; with the move,
+ * the consumers none and the converters 12 bytes. A converter needs 88. */
 #define WGF_SHARE (65536 / WGF_THREADS / 8 * 8)
-#define WGF_CREG ((TILE_N + 24 + 7) / 8 * 8)
+#define WGF_CREG ((TILE_N + 40 + 7) / 8 * 8)
 #define WGF_REALLOC (WGF_SHARE < WGF_CREG)
 #define WGF_PREG ((65536 / 128 - WGS * WGF_CREG) / CONVS / 8 * 8)
 #if WGF_REALLOC && WGF_PREG < 88
@@ -196,76 +190,13 @@ static __device__ __forceinline__ void wgf_scales(const float (&w)[4][8],
 	}
 }
 
-/* ---- a cluster of 2 x 2 blocks (CLUSTER 2) ----
- * The blocks of a cluster take the tiles of C of two block rows and two
- * block columns over the same slice of k: the two of a row need the same
- * rows of A, the two of a column the same columns of B. Each splits half
- * of each (A's pieces and B's alternately), into its own stages and its
- * neighbour's, so that a cluster splits A and B once where four blocks
- * alone split them twice. Their rings go in step: a stage is full once
- * every converter warp of the cluster has arrived on it (each warp on
- * every block's barrier, released at cluster scope), and empty once every
- * consumer warp of the cluster has. */
-
-/* This block's rank in its cluster. */
-static __device__ __forceinline__ unsigned cluster_rank(void)
-{
-	unsigned r;
-
-	asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-	return r;
-}
-
-/* The generic address of p's place in the shared memory of block rank. */
-template <typename T>
-static __device__ __forceinline__ T *cluster_peer(T *p, unsigned rank)
-{
-	unsigned long long d;
-
-	asm("mapa.u64 %0, %1, %2;" : "=l"(d) : "l"(p), "r"(rank));
-	return reinterpret_cast<T *>(d);
-}
-
-/* Every thread of the cluster arrives, then waits for all. */
-static __device__ __forceinline__ void cluster_sync(void)
-{
-	asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-		"barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-/* bar_wait, acquiring at cluster scope what the cluster's arrivals
- * released. */
-static __device__ __forceinline__ void bar_wait_cl(unsigned bar, int ph)
-{
-	asm volatile("{\n\t.reg .pred p;\n"
-		"wg_wait_cl:\n\t"
-		"mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n\t"
-		"@!p bra wg_wait_cl;\n\t}" :: "r"(bar), "r"(ph) : "memory");
-}
-
-/* Arrives on the mbarrier at shared address bar (this block's) in every
- * block of the cluster, releasing at cluster scope. */
-static __device__ __forceinline__ void bar_arrive_all(unsigned bar)
-{
-#pragma unroll
-	for (unsigned k = 0; k < WGF_CLU; k++) {
-		unsigned at;
-
-		asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(at) : "r"(bar), "r"(k));
-		asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];"
-			:: "r"(at) : "memory");
-	}
-}
-
 /* Splits this thread's part of a piece (v, as wgf_take left it) into the
  * planes of a tile of tr rows at h (generic address of its hi plane in
  * shared memory; the piece's rows from row p0 of the tile), and writes
- * the rows' inverse scales to inv_out[row of the tile]; at CLUSTER 2 the
- * same to h2 and inv2 (the neighbour's, cluster_peer). */
+ * the rows' inverse scales to inv_out[row of the tile]. */
 template <bool KMAJ>
 static __device__ __forceinline__ void wgf_put(const float4 (&v)[8],
-	unsigned short *h, float *inv_out, unsigned short *h2, float *inv2,
-	int tr, int p0, int t)
+	unsigned short *h, float *inv_out, int tr, int p0, int t)
 {
 	const int c = t & 7, g = t >> 3;
 	float w[4][8], f[4], inv[4];
@@ -283,25 +214,15 @@ static __device__ __forceinline__ void wgf_put(const float4 (&v)[8],
 #pragma unroll
 	for (int i = 0; i < 4; i++) {
 		const int r = p0 + (KMAJ ? g + 16 * i : 4 * g + i);
-		const int at = r * WG_K + ((c ^ (r & 7)) * 8);
-		uint4 hi, lo;
+		unsigned short *const dst = h + r * WG_K + ((c ^ (r & 7)) * 8);
 
 		/* h3's pieces, conversions both ways (F2F): Veltkamp's split in
 		 * float arithmetic and one packed conversion, tried for fewer
 		 * conversions, made the converter slower (1118 us against 1020 us
 		 * on KernelBench 6, bench/results/gemm-fused-gpu.md); a row holding
 		 * an infinity gets f 1 and lo 0 where hi is infinite */
-		wg_pieces8(w[i], f[i], 1.0f, &hi, &lo);
-		*reinterpret_cast<uint4 *>(h + at) = hi;
-		*reinterpret_cast<uint4 *>(h + at + tr * WG_K) = lo;
-		if (CLUSTER > 1) {
-			*reinterpret_cast<uint4 *>(h2 + at) = hi;
-			*reinterpret_cast<uint4 *>(h2 + at + tr * WG_K) = lo;
-		}
-		if (c == 0) {
+		wg_put(dst, tr * WG_K, w[i], f[i], 1.0f);
+		if (c == 0)
 			inv_out[r] = inv[i];
-			if (CLUSTER > 1)
-				inv2[r] = inv[i];
-		}
 	}
 }

@@ -32,15 +32,16 @@
 #define WGF_THREADS (128 * (WGS + CONVS)) /* the consumers, then the converters */
 
 /* Registers a thread. A consumer's: its TILE_N accumulators (running sum
- * and k-tile partial) and 40 more, rounded up to 8 (168 at TILE_N 128).
- * Where the launch's even share (65536 / WGF_THREADS: 128 at two consumer
- * and two converter warpgroups) is less, the converters give theirs back
- * down to what is left (88) and the consumers take them (setmaxnreg;
- * ptxas allocates each side within its count). At 128 each, the
- * consumers spilled 108 bytes and the converters nothing; with the move,
- * the consumers none and the converters 12 bytes. A converter needs 88. */
+ * and k-tile partial) and 24 more, rounded up to 8 (152 at TILE_N 128;
+ * ptxas used 146 of them). Where the launch's even share (65536 /
+ * WGF_THREADS: 128 at two consumer and two converter warpgroups) is less,
+ * the converters give theirs back down to what is left (104) and the
+ * consumers take them (setmaxnreg; ptxas allocates each side within its
+ * count). At 128 each, the consumers spilled 108 bytes; at 168 and 88,
+ * none and the converters 12; at 152 and 104, none and 4. A converter
+ * needs 88. */
 #define WGF_SHARE (65536 / WGF_THREADS / 8 * 8)
-#define WGF_CREG ((TILE_N + 40 + 7) / 8 * 8)
+#define WGF_CREG ((TILE_N + 24 + 7) / 8 * 8)
 #define WGF_REALLOC (WGF_SHARE < WGF_CREG)
 #define WGF_PREG ((65536 / 128 - WGS * WGF_CREG) / CONVS / 8 * 8)
 #if WGF_REALLOC && WGF_PREG < 88

@@ -1,9 +1,9 @@
 /* wg.cuh: 3xFP16 split precision on warpgroup MMA (wgmma.mma_async,
  * sm_90a), what the gemm family's variants wg, wgk and wgf (gemm_wg.cu)
- * and the attention family (attention.cu) share: the split of an operand into the
- * tiled, swizzled fp16 planes wgmma reads, the mbarriers and bulk copies
- * that bring them into shared memory, the instructions, and a block's
- * main loop. The knobs WGS, TILE_N, STAGES and PROMOTE shape it;
+ * and the attention family (attention.cu) share: the split of an operand
+ * into the tiled, swizzled fp16 planes wgmma reads, the mbarriers and
+ * bulk copies that bring them into shared memory, the instructions, and
+ * a block's main loop. The knobs WGS, TILE_N, STAGES and PROMOTE shape it;
  * gemm_wg.cu's top says how it works. tiles.cuh and gemm_h3.cuh come
  * before it. */
 
@@ -347,7 +347,7 @@ enum { WG_CONSUMER, WG_PRODUCER, WG_IDLE };
  * fills 1 the producer's (the first lane of the warp after them) or idle
  * (that warp's other lanes); with more, every thread after the consumers
  * is a producer (gemm's wgf, whose converter warpgroups fill the stages
- * itself, wgf.cuh). */
+ * themselves, wgf.cuh). */
 static __device__ __forceinline__ int wg_ring_init(wg_ring &q, int nst,
 	int fills)
 {

@@ -283,9 +283,9 @@ $(rec relu_good)"
 # then wgf (the split inside the product, a scale per row and k-tile) at
 # its defaults but 4 slices of k (two converter warpgroups, 512 threads,
 # the 4 pieces of a k-tile 2 each), with one converter (AHEAD 3), and
-# narrow (one consumer warpgroup 128 wide: 3 pieces, 2 and 1; 2 slices). The check
-# sizes' odd K and N take wgf's loads a float at a time, the aligned
-# check set (16) by float4 where the layout allows.
+# narrow (one consumer warpgroup 128 wide: 3 pieces, 2 and 1; 2
+# slices). The check sizes' odd K and N take wgf's loads a float at a
+# time, the aligned check set (16) by float4 where the layout allows.
 GEMM_MOVES='[{id: "h3", moves: [{family: "gemm", variant: "h3"}]},
 	{id: "splitk", moves: [{family: "gemm", variant: "wgk", set: {SPLITK: 4}}]},
 	{id: "tf32", moves: [{family: "gemm", variant: "tiled"}]},

@@ -77,6 +77,28 @@ static __device__ __forceinline__ void wg_store(float *crow, int sh,
 		crow[col + 1] = scalbnf(v1, sh);
 }
 
+/* A consumer thread's share of the tile of C at (m0, n0), its
+ * accumulators acc in wg_mma's layout, through wg_store. */
+static __device__ __forceinline__ void wg_tile_store(float *C, long long M,
+	long long N, long long m0, long long n0, int sh, const float *bias,
+	const float (&acc)[NACC])
+{
+	int r, c;
+
+	wg_origin(&r, &c);
+#pragma unroll
+	for (int hh = 0; hh < 2; hh++) {
+		const long long row = m0 + r + hh * 8;
+
+		if (row >= M)
+			continue;
+#pragma unroll
+		for (int j = 0; j < TILE_N / 8; j++)
+			wg_store(C + row * N, sh, bias, row, n0 + 8 * j + c, N,
+				acc[4 * j + 2 * hh], acc[4 * j + 2 * hh + 1]);
+	}
+}
+
 #if !defined(VARIANT_wgf)
 /* C = epilogue(A @ op(B) + bias) from the tiled planes of A (wa) and B
  * (wb) and their scale exponents, for batch blockIdx.y: tiles blockIdx.x,
@@ -137,20 +159,7 @@ gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 			wg_consume(q, acc, kt0, kt1);
 		}
 
-		int r, c;
-
-		wg_origin(&r, &c);
-#pragma unroll
-		for (int hh = 0; hh < 2; hh++) {
-			const long long row = m0 + r + hh * 8;
-
-			if (row >= M)
-				continue;
-#pragma unroll
-			for (int j = 0; j < TILE_N / 8; j++)
-				wg_store(C + row * N, sh, bias, row, n0 + 8 * j + c, N,
-					acc[4 * j + 2 * hh], acc[4 * j + 2 * hh + 1]);
-		}
+		wg_tile_store(C, M, N, m0, n0, sh, bias, acc);
 	}
 }
 #else
@@ -333,20 +342,7 @@ gemm_wgf(float *__restrict__ C, long long M, long long N, long long K,
 	wgf_consume(q, acc, kt0, kt1, ia, ib);
 	C += ((long long)kz * gridDim.y + bz) * M * N;
 
-	int r, c;
-
-	wg_origin(&r, &c);
-#pragma unroll
-	for (int hh = 0; hh < 2; hh++) {
-		const long long row = m0 + r + hh * 8;
-
-		if (row >= M)
-			continue;
-#pragma unroll
-		for (int j = 0; j < TILE_N / 8; j++)
-			wg_store(C + row * N, 0, bias, row, n0 + 8 * j + c, N,
-				acc[4 * j + 2 * hh], acc[4 * j + 2 * hh + 1]);
-	}
+	wg_tile_store(C, M, N, m0, n0, 0, bias, acc);
 }
 #endif
 #if defined(VARIANT_wgk) || defined(VARIANT_wgf)

@@ -88,36 +88,6 @@ typedef float elem_t;
 #define A_STAGE (PLANES * A_TILE)
 #define B_STAGE (PLANES * B_TILE)
 
-/* Copies bytes (16 or 0) from global src to shared dst, zero-filling the
- * rest of the 16 bytes, without waiting. */
-static __device__ __forceinline__ void cp_async16(void *dst, const void *src,
-	int bytes)
-{
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-		:: "r"(smem_addr(dst)), "l"(src), "r"(bytes) : "memory");
-}
-
-/* As cp_async16 for one float (bytes 4 or 0). */
-static __device__ __forceinline__ void cp_async4(void *dst, const void *src,
-	int bytes)
-{
-	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
-		:: "r"(smem_addr(dst)), "l"(src), "r"(bytes) : "memory");
-}
-
-/* Closes this thread's group of copies started since the last commit. */
-static __device__ __forceinline__ void cp_async_commit(void)
-{
-	asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-/* Waits until at most N of this thread's copy groups are in flight. */
-template <int N>
-static __device__ __forceinline__ void cp_async_wait(void)
-{
-	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
-}
-
 /* A thread's share of the copies of one operand, tile after tile: the
  * ROWS x COLS tile at the current (row, col) of a row-major matrix goes to
  * a stage buffer of LD elements per row. With PLANES 2 (h3) the matrix is
@@ -165,7 +135,7 @@ struct tile_copy {
 
 #pragma unroll
 				for (int p = 0; p < PLANES; p++)
-					cp_async16(dst + p * ROWS * LD + off + i * STEP * LD,
+					cp_async16(smem_addr(dst + p * ROWS * LD + off + i * STEP * LD),
 						ok ? src + p * plane + i * STEP * ld : safe,
 						ok ? 16 : 0);
 			}
@@ -179,7 +149,7 @@ struct tile_copy {
 			for (int e = 0; e < 4; e++) {
 				bool ok = row + i * STEP < rows && col + e < cols;
 
-				cp_async4(dst + off + i * STEP * LD + e,
+				cp_async4(smem_addr(dst + off + i * STEP * LD + e),
 					ok ? src + i * STEP * ld + e : safe, ok ? 4 : 0);
 			}
 		}

@@ -187,7 +187,7 @@ static __device__ __forceinline__ void wgf_next(const wgf_src &a,
 		else
 			wgf_copy<WGF_BK, VEC>(b, n0 + 64 * (p - WGS), k0, t, slot);
 	}
-	asm volatile("cp.async.commit_group;" ::: "memory");
+	cp_async_commit();
 	if (++*fi == mine)
 		*fi = 0, ++*fkt;
 	if (++*fs == AHEAD + 1)
@@ -239,7 +239,7 @@ static __device__ __noinline__ void wgf_produce(wg_ring q, wgf_src a,
 
 			wgf_next<VEC>(a, b, m0, n0, w, mine, kt1, t, slots, &fkt, &fi, &fs);
 			/* all but the AHEAD newest groups done: this piece is in */
-			asm volatile("cp.async.wait_group %0;" :: "n"(AHEAD) : "memory");
+			cp_async_wait<AHEAD>();
 			wgf_take(base + (slots - q.base) + ts * WGF_SLOT, t, v);
 			if (++ts == AHEAD + 1)
 				ts = 0;

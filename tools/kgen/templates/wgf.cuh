@@ -89,21 +89,6 @@ static __device__ __forceinline__ bool wgf_vec(const wgf_src &o)
 
 #define WGF_SLOT (128 * 8 * 16) /* a piece's staging: float4 j of thread t at (j 128 + t) 16 */
 
-/* Copies (cp.async, bytes of them from src, zeros after) to shared dst. */
-static __device__ __forceinline__ void wgf_cp16(unsigned dst, const float *src,
-	int bytes)
-{
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-		:: "r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-static __device__ __forceinline__ void wgf_cp4(unsigned dst, const float *src,
-	int bytes)
-{
-	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
-		:: "r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
 /* Copies this thread's part of the piece of 64 rows from row r0 by the
  * k-tile from k k0 into the slot at shared address slot (t: the thread
  * among the converter's 128), zeros outside the operand, by float4 where
@@ -127,7 +112,7 @@ static __device__ __forceinline__ void wgf_copy(const wgf_src &o,
 		if (VEC) {
 			const bool in = r < o.rows && kk < o.k;
 
-			wgf_cp16(dst, in ? o.x + at : o.x, in ? 16 : 0);
+			cp_async16(dst, in ? o.x + at : o.x, in ? 16 : 0);
 			continue;
 		}
 #pragma unroll
@@ -135,7 +120,7 @@ static __device__ __forceinline__ void wgf_copy(const wgf_src &o,
 			const bool in = KMAJ ? r < o.rows && kk + e < o.k :
 				r + e < o.rows && kk < o.k;
 
-			wgf_cp4(dst + 4 * e, in ? o.x + at + e : o.x, in ? 4 : 0);
+			cp_async4(dst + 4 * e, in ? o.x + at + e : o.x, in ? 4 : 0);
 		}
 	}
 }

@@ -62,9 +62,9 @@ static __device__ __forceinline__ void wgf_regs(void)
 #endif
 }
 
-/* An operand as the converter reads it: mats matrices of rows x k at x,
- * k contiguous (KMAJ, a template argument, as the layout is known when
- * the kernel is compiled) or the rows (k x rows). */
+/* An operand as the converter reads it: a matrix of rows x k at x, k
+ * contiguous (KMAJ, a template argument, as the layout is known when the
+ * kernel is compiled) or the rows (k x rows). */
 struct wgf_src {
 	const float *x;
 	long long rows, k;

@@ -76,6 +76,28 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	jq -se 'all(.[]; .bench.status == "ok")' out.jsonl
 }
 
+@test "pool's roll: eight configurations each on 2D max and average pools (strides, dilation, padding, ceil mode, f16) correct against the oracle, rows whole vectors (cp.async) or not" {
+	# the check sets of odd widths take the loads-and-stores path, the one
+	# 16 wide cp.async; TH 8 with AHEAD 6 runs the ring past bands of
+	# fewer rows than it holds
+	moves='[{id: "a", moves: [{family: "pool", variant: "roll", set: {BLOCK: 64, OUTS: 1, TH: 8, AHEAD: 2, STAGE: 0}}]},
+		{id: "b", moves: [{family: "pool", variant: "roll", set: {BLOCK: 128, OUTS: 4, TH: 16, AHEAD: 4, STAGE: 1}}]},
+		{id: "c", moves: [{family: "pool", variant: "roll", set: {BLOCK: 256, OUTS: 2, TH: 32, AHEAD: 6, STAGE: 1}}]},
+		{id: "d", moves: [{family: "pool", variant: "roll", set: {BLOCK: 128, OUTS: 8, TH: 8, AHEAD: 6, STAGE: 1}}]},
+		{id: "e", moves: [{family: "pool", variant: "roll", set: {BLOCK: 64, OUTS: 4, TH: 128, AHEAD: 2, STAGE: 0}}]},
+		{id: "f", moves: [{family: "pool", variant: "roll", set: {BLOCK: 512, OUTS: 1, TH: 16, AHEAD: 4, STAGE: 0}}]},
+		{id: "g", moves: [{family: "pool", variant: "roll", set: {BLOCK: 128, OUTS: 2, TH: 64, AHEAD: 6, STAGE: 0}}]},
+		{id: "h", moves: [{family: "pool", variant: "roll", set: {BLOCK: 256, OUTS: 4, TH: 8, AHEAD: 2, STAGE: 1}}]}]'
+	for t in max_pool2d max_pool2d_f16 avg_pool2d; do
+		jq -e '.check_params | any(.[]; .width % 16 == 0) and any(.[]; .width % 2 == 1)' "$I/$t/task.json" >/dev/null
+		ktask --state "$I/$t" | jq -c ".memory.strategies = $moves" | kgen -k 9
+	done | kcompile >c.jsonl
+	kbench -q <c.jsonl >out.jsonl
+	jq -c '{t: .task.id, d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
+	[ "$(jq -s '[.[] | select(.candidate.variant == "roll")] | length' out.jsonl)" -eq 24 ]
+	jq -se 'all(.[]; .bench.status == "ok")' out.jsonl
+}
+
 @test "the attention family: eight configurations each, causal and written out, correct against the oracle at sizes no tile divides" {
 	for t in attention_causal attention_scaled; do
 		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 8

@@ -90,16 +90,8 @@ static __device__ __forceinline__ void pl_merge(float &v, float p)
 #endif
 }
 
-#if defined(VARIANT_direct) || defined(VARIANT_walk) || defined(VARIANT_stream)
-static __device__ __forceinline__ float pl_load(const real *p)
-{
-#if CACHE_HINT
-	return real_ldcs(p);
-#else
-	return real_ldg(p);
-#endif
-}
-
+#if defined(VARIANT_direct) || defined(VARIANT_walk) || defined(VARIANT_stream) || \
+	defined(VARIANT_roll)
 /* Takes value x into the running result v. */
 static __device__ __forceinline__ void pl_take(float &v, float x)
 {
@@ -113,8 +105,38 @@ static __device__ __forceinline__ void pl_take(float &v, float x)
 #define VW (16 / REAL_BYTES)
 #define VOFF ((VW - PW % VW) % VW)
 #define NV ((VOFF + SPAN + VW - 1) / VW)
-#define PL_WVEC (WVEC && (OUTS * SW) % VW == 0)
 typedef realv<VW> pl_vec;
+
+/* The span's values and whether each is inside x, from its vectors. */
+static __device__ __forceinline__ void pl_span_unpack(const pl_vec (&f)[NV],
+	const bool (&vin)[NV], float (&s)[SPAN], bool (&in)[SPAN])
+{
+#pragma unroll
+	for (int v = 0; v < NV; v++)
+#pragma unroll
+		for (int l = 0; l < VW; l++) {
+			const int k = v * VW + l - VOFF;
+			if (k >= 0 && k < SPAN) {
+				in[k] = vin[v];
+				s[k] = f[v].at(l);
+			}
+		}
+}
+#endif
+
+#if defined(VARIANT_direct) || defined(VARIANT_walk) || defined(VARIANT_stream)
+/* WVEC's vector reads, where every thread's first column is the same
+ * place in a vector */
+#define PL_WVEC (WVEC && (OUTS * SW) % VW == 0)
+
+static __device__ __forceinline__ float pl_load(const real *p)
+{
+#if CACHE_HINT
+	return real_ldcs(p);
+#else
+	return real_ldg(p);
+#endif
+}
 
 static __device__ __forceinline__ pl_vec pl_vload(const pl_vec *p)
 {
@@ -148,22 +170,6 @@ static __device__ __forceinline__ void pl_span_load(const real *xr, long long c0
 	}
 }
 
-/* The span's values and whether each is inside x, from its vectors. */
-static __device__ __forceinline__ void pl_span_unpack(const pl_vec (&f)[NV],
-	const bool (&vin)[NV], float (&s)[SPAN], bool (&in)[SPAN])
-{
-#pragma unroll
-	for (int v = 0; v < NV; v++)
-#pragma unroll
-		for (int l = 0; l < VW; l++) {
-			const int k = v * VW + l - VOFF;
-			if (k >= 0 && k < SPAN) {
-				in[k] = vin[v];
-				s[k] = f[v].at(l);
-			}
-		}
-}
-
 /* The SPAN values of input row xr from column c0 on, and whether each is
  * inside x (every one when inner_w): as the aligned vectors that cover
  * them (vec: pl_vec_rows), or one by one. */
@@ -185,7 +191,8 @@ static __device__ __forceinline__ void pl_span(const real *xr, long long c0, lon
 }
 #endif
 
-#if defined(VARIANT_direct) || defined(VARIANT_walk) || defined(VARIANT_stream)
+#if defined(VARIANT_direct) || defined(VARIANT_walk) || defined(VARIANT_stream) || \
+	defined(VARIANT_roll)
 /* Folds a span's values inside x (in) into its OUTS windows' results v:
  * window o takes values o * SW + k * DW of the span, k < KW. */
 static __device__ __forceinline__ void pl_fold_span(const float (&s)[SPAN], const bool (&in)[SPAN],
@@ -247,7 +254,15 @@ static __device__ __forceinline__ real pl_out(float v, bool inside, long long z0
 #endif
 }
 
-#if defined(VARIANT_direct) || defined(VARIANT_stream)
+#if defined(VARIANT_stream) || defined(VARIANT_roll)
+/* A shared-memory address, for cp.async. */
+static __device__ __forceinline__ unsigned pl_saddr(const void *p)
+{
+	return (unsigned)__cvta_generic_to_shared(p);
+}
+#endif
+
+#if defined(VARIANT_direct) || defined(VARIANT_stream) || defined(VARIANT_roll)
 /* STAGE (with OUTS above 1): a warp's 32 * OUTS adjacent outputs pass
  * through shared memory, so that its stores are 32 adjacent values, not
  * 32 values OUTS apart (each sector written OUTS times over); the pitch
@@ -699,11 +714,6 @@ static __device__ __forceinline__ void pl_slice(const real *__restrict__ xp, lon
 #define NBUF (1 + DBUF)
 #define BANDV (RB * CBW / VW)
 
-static __device__ __forceinline__ unsigned pl_saddr(const void *p)
-{
-	return (unsigned)__cvta_generic_to_shared(p);
-}
-
 /* Starts the copies of slice zi's band (rows from R0, columns from CB0)
  * into band; each thread of the block a share. */
 static __device__ __forceinline__ void pl_band_fill(real *band, const real *__restrict__ xp,
@@ -935,6 +945,210 @@ pool_stream(const real *__restrict__ x, real *__restrict__ y, long long planes,
 			pl_chunk<false>(x, y, st, band, p, za, rt, R0, CB0, cw, c, in_d, in_h, in_w,
 				out_d, out_h, out_w);
 		}
+	}
+}
+#endif
+
+#if defined(VARIANT_roll)
+/* roll: a block walks the TH output rows of a band of one plane in order,
+ * its input rows streamed through a ring of RNR rows in shared memory,
+ * AHEAD of them in flight (cp.async) while it folds the current one.
+ * Each thread folds the new row along w into OUTS partials and keeps the
+ * partials of the last NHR rows in registers, shifted down a row at a
+ * time; an output row is due when its window's last row has come, and
+ * folds its KH rows' partials. Each input row is read once per band (the
+ * band's (TH - 1) * SH + NHR rows for TH output rows). */
+#define NHR ((KH - 1) * DH + 1)
+#define RNR (AHEAD + 2)
+/* a ring row's values: the block's span from CB0 (a vector boundary),
+ * with room for the last thread's NV vectors */
+#define RCWV (((BLOCK - 1) * OUTS * SW + SPAN + 2 * VW - 2 + VW - 1) / VW * VW)
+/* a thread's span read from shared memory as vectors: its first column
+ * VOFF into a vector, the same for every thread */
+#define PL_RVEC ((OUTS * SW) % VW == 0)
+
+#if KD != 1 || SD != 1 || PD != 0
+#error "roll walks the rows of one depth: kd and sd 1, pd 0 (planes * depths planes)"
+#endif
+
+/* Starts the copies of input row r (columns from CB0) into ring row rr,
+ * as 16-byte cp.async (zeros for vectors outside x; VEC: rows are whole
+ * vectors), or loads and stores them (!VEC); nothing where the row is not
+ * in the band (!want) or not in x. Every thread commits a group (VEC),
+ * empty or not, so that the groups count rows. */
+template <bool VEC>
+static __device__ __forceinline__ void pl_ring_fill(real *rr, const real *__restrict__ xp,
+	long long r, long long CB0, long long in_h, long long in_w, bool want)
+{
+	if (want && r >= 0 && r < in_h) {
+		const real *xr = xp + r * in_w;
+		if (VEC) {
+			for (int e = threadIdx.x; e < RCWV / VW; e += BLOCK) {
+				const long long col = CB0 + (long long)e * VW;
+				const bool in = col >= 0 && col < in_w;
+				asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+					:: "r"(pl_saddr(rr + e * VW)), "l"(in ? xr + col : xp),
+					"r"(in ? 16 : 0) : "memory");
+			}
+		} else {
+			for (int e = threadIdx.x; e < RCWV; e += BLOCK) {
+				const long long col = CB0 + e;
+				if (col >= 0 && col < in_w)
+					rr[e] = xr[col];
+			}
+		}
+	}
+	if (VEC)
+		asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/* The SPAN values of this thread's span in ring row rr (its first column
+ * c0, x's, at rr[c0 - CB0]) and whether each is inside x: as vectors
+ * where rows are whole vectors (VEC) and every thread's span starts at
+ * the same place in one (PL_RVEC), else one by one (a vector may then
+ * straddle the row's end). */
+template <bool VEC>
+static __device__ __forceinline__ void pl_ring_span(const real *rr, long long c0, long long CB0,
+	long long in_w, bool inner_w, float (&s)[SPAN], bool (&in)[SPAN])
+{
+	if (VEC && PL_RVEC) {
+		pl_vec f[NV];
+		bool vin[NV];
+		const real *br = rr + (c0 - VOFF - CB0);
+#pragma unroll
+		for (int v = 0; v < NV; v++) {
+			const long long cv = c0 - VOFF + v * VW;
+			vin[v] = inner_w || (cv >= 0 && cv < in_w);
+			f[v] = *reinterpret_cast<const pl_vec *>(br + v * VW);
+		}
+		pl_span_unpack(f, vin, s, in);
+		return;
+	}
+#pragma unroll
+	for (int k = 0; k < SPAN; k++) {
+		in[k] = inner_w || (c0 + k >= 0 && c0 + k < in_w);
+		s[k] = real_f(rr[c0 - CB0 + k]);
+	}
+}
+
+/* Band rt of plane p, the block's columns from group cb: every thread of
+ * the block runs the loop (the ring is the block's), whatever its
+ * columns. VEC: rows are whole vectors. (A template: one register set
+ * for each path, as stream's.) */
+template <bool VEC>
+static __device__ __forceinline__ void pl_band_roll(const real *__restrict__ x,
+	real *__restrict__ y, real *ring, real *st, unsigned p, unsigned rt, unsigned cb,
+	long long in_h, long long in_w, long long out_h, long long out_w)
+{
+	const int lane = threadIdx.x % 32;
+	const long long cw = ((long long)cb * BLOCK + (threadIdx.x - lane)) * OUTS;
+	const long long c = cw + (long long)lane * OUTS;
+	const real *xp = x + (long long)p * in_h * in_w;
+	real *yp = y + ((long long)p * out_h + (long long)rt * TH) * out_w;
+	/* (signed: the padding takes them below 0) */
+	const long long R0 = (long long)rt * TH * SH - PH, c0 = c * SW - PW;
+	const long long CB0 = (long long)cb * BLOCK * OUTS * SW - PW - VOFF;
+	const bool live = c < out_w;
+	/* every column of the thread's span inside x: no check per value */
+	const bool inner_w = live && c0 >= 0 && c0 + SPAN <= in_w;
+	/* the band's output rows, and the input rows their windows reach */
+	const int nt = (int)min((long long)TH, out_h - (long long)rt * TH);
+	const int nq = (nt - 1) * SH + NHR;
+	float h[NHR][OUTS];
+
+#pragma unroll
+	for (int j = 0; j < NHR; j++)
+#pragma unroll
+		for (int o = 0; o < OUTS; o++)
+			h[j][o] = pl_neutral();
+	/* t: the next output row, due when input row q reaches its window's
+	 * last, t * SH + NHR - 1; ring slots by counters, not divisions. The
+	 * first AHEAD steps only start copies. */
+	int t = 0, due = NHR - 1, cur = 0, next = 0;
+#pragma unroll 1
+	for (int q = -AHEAD; q < nq; q++) {
+		/* row q + AHEAD into the slot of row q + AHEAD - RNR, which every
+		 * thread is done with (all have passed row q - 1's barrier, and a
+		 * row's slot is read only at its own step) */
+		pl_ring_fill<VEC>(ring + next * RCWV, xp, R0 + q + AHEAD, CB0, in_h, in_w,
+			q + AHEAD < nq);
+		next = next + 1 == RNR ? 0 : next + 1;
+		if (q < 0)
+			continue;
+		/* row q's copies landed (this thread's, then everyone's) */
+		if (VEC)
+			asm volatile("cp.async.wait_group %0;" :: "n"(AHEAD) : "memory");
+		__syncthreads();
+#pragma unroll
+		for (int j = 0; j < NHR - 1; j++)
+#pragma unroll
+			for (int o = 0; o < OUTS; o++)
+				h[j][o] = h[j + 1][o];
+#pragma unroll
+		for (int o = 0; o < OUTS; o++)
+			h[NHR - 1][o] = pl_neutral();
+		const long long r = R0 + q;
+		if (live && r >= 0 && r < in_h) {
+			float s[SPAN];
+			bool in[SPAN];
+			pl_ring_span<VEC>(ring + cur * RCWV, c0, CB0, in_w, inner_w, s, in);
+			pl_fold_span(s, in, h[NHR - 1]);
+		}
+		if (q == due) {
+			const long long rs = R0 + (long long)t * SH;
+			const bool inner = inner_w && rs >= 0 && rs + NHR - 1 < in_h;
+			real res[OUTS];
+#pragma unroll
+			for (int o = 0; o < OUTS; o++) {
+				float v = pl_neutral();
+#pragma unroll
+				for (int j = 0; j < KH; j++)
+					pl_merge(v, h[j * DH][o]);
+				res[o] = pl_out(v, inner, 0, rs, c0 + o * SW, 1, in_h, in_w);
+			}
+			/* (the warp's lanes together: pl_store's STAGE) */
+			if (cw < out_w)
+				pl_store(st, yp + (long long)t * out_w, cw, out_w, res);
+			t++;
+			due += SH;
+		}
+		cur = cur + 1 == RNR ? 0 : cur + 1;
+	}
+	/* (the ring is free for the block's next band once all are done) */
+	__syncthreads();
+}
+
+/* Grid (capped): the blocks walk (plane, band of TH output rows, group of
+ * BLOCK * OUTS output columns) with a grid stride, the place found once
+ * per block; thread t takes the OUTS columns from (group * BLOCK + t) *
+ * OUTS of every row of the band. Dynamic shared memory: the ring, RNR
+ * rows of RCWV values. */
+/* (min blocks 1: with BLOCK alone ptxas aimed at 64 registers and spilled
+ * at AHEAD 6, as walk's) */
+extern "C" __global__ void __launch_bounds__(BLOCK, 1)
+pool_roll(const real *__restrict__ x, real *__restrict__ y, long long planes,
+	long long in_d, long long in_h, long long in_w,
+	long long out_d, long long out_h, long long out_w)
+{
+	__shared__ real pl_st[BLOCK / 32][PL_STW];
+	extern __shared__ __align__(16) unsigned char pl_dyn[];
+	real *ring = reinterpret_cast<real *>(pl_dyn);
+	/* block places in 32 bits (the plan's constraint: fewer than 2^32),
+	 * whose division is inline, not a call */
+	const unsigned ncb = (unsigned)((out_w + (long long)BLOCK * OUTS - 1) / ((long long)BLOCK * OUTS));
+	const unsigned nrt = (unsigned)((out_h + TH - 1) / TH);
+	const unsigned nb = (unsigned)(planes * out_d) * nrt * ncb;
+	/* rows whole, aligned vectors: copied by cp.async */
+	const bool vec = in_w % VW == 0 && reinterpret_cast<unsigned long long>(x) % 16 == 0;
+	real *st = pl_st[threadIdx.x / 32];
+	(void)in_d, (void)out_d;
+
+	for (unsigned b = blockIdx.x; b < nb; b += gridDim.x) {
+		const unsigned cb = b % ncb, rt = b / ncb % nrt, p = b / ncb / nrt;
+		if (vec)
+			pl_band_roll<true>(x, y, ring, st, p, rt, cb, in_h, in_w, out_h, out_w);
+		else
+			pl_band_roll<false>(x, y, ring, st, p, rt, cb, in_h, in_w, out_h, out_w);
 	}
 }
 #endif

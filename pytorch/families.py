@@ -19,6 +19,7 @@ broadcast along rows or columns, and scaled dot-product attention. Anything else
 served by no family.
 """
 import math
+import re
 
 import torch
 
@@ -551,7 +552,8 @@ def _pointwise(name, args, op):
     if name in ("aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor", "aten.sub.Scalar"):
         alpha = kw.get("alpha", 1)
         b = args[1] if alpha == 1 else "(%s * %s)" % (lit(alpha), args[1])
-        return "(%s %s %s)" % (args[0], "+" if ".add." in name else "-", b)
+        e = "(%s %s %s)" % (args[0], "+" if ".add." in name else "-", b)
+        return one_log(args[0], b, e) if name == "aten.sub.Tensor" else e
     if name == "aten.rsub.Scalar" or name == "aten.rsub.Tensor":
         return "(%s - %s)" % (args[1], args[0])
     if name in ("aten.div.Tensor", "aten.div.Scalar") and kw.get("rounding_mode") is None:
@@ -585,6 +587,27 @@ def _pointwise(name, args, op):
     if name == "aten.maximum.default":
         return "fmaxf(%s, %s)" % (args[0], args[1])
     return None
+
+
+def one_log(a, b, e):
+    """KL divergence's term as PyTorch decomposes F.kl_div, xlogy(t, t) -
+    t * log(p) (texts a and b; e their difference): where t and p are
+    positive and t / p a normal float, t * log(t / p), one log for two
+    (measured on the H200: KernelBench 98 0.96 of its floor against
+    0.82) and no cancellation between the two logs; e elsewhere, so that
+    zeros, negatives, infinities and NaNs, and ratios that overflow or
+    underflow, come out as PyTorch's. Any other difference: e."""
+    m = re.fullmatch(r"\(\((.+)\) == 0\.0f \? 0\.0f : \(\1\) \* logf\(\1\)\)", a)
+    if not m:
+        return e
+    t = m.group(1)
+    n = re.fullmatch(r"\(" + re.escape(t) + r" \* logf\((.+)\)\)", b)
+    if not n:
+        return e
+    p = n.group(1)
+    r = "((%s) / (%s))" % (t, p)
+    return ("((%s) > 0.0f && (%s) > 0.0f && %s >= 1.17549435e-38f && %s <= 3.40282347e+38f ? "
+            "(%s) * logf(%s) : %s)" % (t, p, r, r, t, r, e))
 
 
 def pointwise_expr(ops, known, shape, bcast=None):

@@ -130,10 +130,14 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		([.inputs[].name] == ["x", "norm_weight", "norm_bias"])' "$O/instance_norm_affine/task.json"
 	jq -e '.spec == {"outer": 1, "groups": "8*batch", "inner": "8*height*width", "eps": 1e-05,
 		"affine": true, "channels": 8, "spatial": "height*width"}' "$O/group_norm/task.json"
-	# losses as folds over every place; batchmean divides by the first axis
+	# losses as folds over every place; batchmean divides by the first axis; KL's
+	# two logs one, t * log(t / p), where t, p and t / p are positive and normal
+	# (PyTorch's two-log form elsewhere)
 	jq -e '.family == "global_reduce" and .spec.count == "batch" and .spec.numel == "batch*dim" and
-		(.spec.op.map | contains("logf(predictions)")) and .spec.op.finalize == "(v) / n"' \
-		"$O/kl_batchmean/task.json"
+		(.spec.op.map | startswith("((targets) > 0.0f && (predictions) > 0.0f && ((targets) / (predictions)) >= 1.17549435e-38f")
+			and contains("? (targets) * logf(((targets) / (predictions))) : ")
+			and endswith(": (((targets) == 0.0f ? 0.0f : (targets) * logf(targets)) - (targets * logf(predictions))))"))
+		and .spec.op.finalize == "(v) / n"' "$O/kl_batchmean/task.json"
 	jq -e '.spec.count == "batch*dim" and (.spec.op.map | contains("0.7f")) and .spec.op.finalize == "v / n"' \
 		"$O/huber_loss/task.json"
 	# broadcast inputs: a weight per row (w.unsqueeze(1), input 2), labels per column (input 1)

@@ -28,6 +28,12 @@
  *           next depth's window shares KD - SHIFT of them, so each slice
  *           is read once per chunk. SMEM: a block's TY row groups stage
  *           each new slice's rows once in shared memory (cp.async).
+ *   roll:   a block per band of TH output rows (one plane and depth) and
+ *           BLOCK * OUTS columns walks the band's input rows in order
+ *           through a ring in shared memory, AHEAD rows in flight
+ *           (cp.async); each thread folds the new row along w and keeps
+ *           the last rows' partials in registers, storing an output row
+ *           when its window's last row has come: each row read once.
  * direct and walk, with WVEC: where a thread's first column is the same
  * place in a 16-byte vector for every thread ((OUTS * sw) % (16 / real
  * bytes) == 0) and rows are whole vectors (in_w too), a row's span is read

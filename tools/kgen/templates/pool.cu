@@ -261,10 +261,12 @@ static __device__ __forceinline__ real pl_out(float v, bool inside, long long z0
 }
 
 #if defined(VARIANT_stream) || defined(VARIANT_roll)
-/* A shared-memory address, for cp.async. */
-static __device__ __forceinline__ unsigned pl_saddr(const void *p)
+/* Starts a 16-byte asynchronous copy (cp.async) of src into shared memory
+ * at dst, zeros where !in (src then only a valid address). */
+static __device__ __forceinline__ void pl_copy16(void *dst, const void *src, bool in)
 {
-	return (unsigned)__cvta_generic_to_shared(p);
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+		:: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src), "r"(in ? 16 : 0) : "memory");
 }
 #endif
 
@@ -733,9 +735,7 @@ static __device__ __forceinline__ void pl_band_fill(real *band, const real *__re
 		const long long r = R0 + rr, col = CB0 + (long long)vv * VW;
 		/* (rows are whole vectors: a vector is inside x or not at all) */
 		const bool in = slice && r >= 0 && r < in_h && col >= 0 && col < in_w;
-		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-			:: "r"(pl_saddr(band + rr * CBW + vv * VW)), "l"(in ? xz + r * in_w + col : xp),
-			"r"(in ? 16 : 0) : "memory");
+		pl_copy16(band + rr * CBW + vv * VW, in ? xz + r * in_w + col : xp, in);
 	}
 	asm volatile("cp.async.commit_group;" ::: "memory");
 }
@@ -992,9 +992,7 @@ static __device__ __forceinline__ void pl_ring_fill(real *rr, const real *__rest
 			for (int e = threadIdx.x; e < RCWV / VW; e += BLOCK) {
 				const long long col = CB0 + (long long)e * VW;
 				const bool in = col >= 0 && col < in_w;
-				asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-					:: "r"(pl_saddr(rr + e * VW)), "l"(in ? xr + col : xp),
-					"r"(in ? 16 : 0) : "memory");
+				pl_copy16(rr + e * VW, in ? xr + col : xp, in);
 			}
 		} else {
 			for (int e = threadIdx.x; e < RCWV; e += BLOCK) {

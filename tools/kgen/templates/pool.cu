@@ -286,16 +286,20 @@ static __device__ __forceinline__ void pl_store(real *st, real *__restrict__ yr,
 {
 	const int lane = threadIdx.x % 32;
 #if PL_STAGE
+	/* the row's values from this lane's first on, up to the warp's */
+	const int mine = (int)min(out_w - cw, (long long)(32 * OUTS)) - lane;
+	static_assert(32 % OUTS == 0, "pool: STAGE takes OUTS dividing a warp");
 #pragma unroll
 	for (int o = 0; o < OUTS; o++)
 		st[lane * (OUTS + 1) + o] = r[o];
 	__syncwarp();
+	/* the warp's value lane + 32 * k is output lane % OUTS of lane
+	 * lane / OUTS + k * 32 / OUTS (OUTS divides 32) */
+	const real *sl = st + lane / OUTS * (OUTS + 1) + lane % OUTS;
 #pragma unroll
-	for (int k = 0; k < OUTS; k++) {
-		const int e = lane + 32 * k;
-		if (cw + e < out_w)
-			yr[cw + e] = st[e / OUTS * (OUTS + 1) + e % OUTS];
-	}
+	for (int k = 0; k < OUTS; k++)
+		if (32 * k < mine)
+			yr[cw + lane + 32 * k] = sl[k * (32 / OUTS) * (OUTS + 1)];
 	__syncwarp();
 #else
 	(void)st;
@@ -960,9 +964,9 @@ pool_stream(const real *__restrict__ x, real *__restrict__ y, long long planes,
  * its input rows streamed through a ring of RNR rows in shared memory,
  * AHEAD of them in flight (cp.async) while it folds the current one.
  * Each thread folds the new row along w into OUTS partials and keeps the
- * partials of the last NHR rows in registers, shifted down a row at a
- * time; an output row is due when its window's last row has come, and
- * folds its KH rows' partials. Each input row is read once per band (the
+ * partials of the last NHR rows in registers, in NHR slots taken in turn;
+ * an output row is due when its window's last row has come, and folds its
+ * KH rows' partials. Each input row is read once per band (the
  * band's (TH - 1) * SH + NHR rows for TH output rows). */
 #define NHR ((KH - 1) * DH + 1)
 #define RNR (AHEAD + 2)
@@ -977,24 +981,46 @@ pool_stream(const real *__restrict__ x, real *__restrict__ y, long long planes,
 #error "roll walks the rows of one depth: kd and sd 1, pd 0 (planes * depths planes)"
 #endif
 
-/* Starts the copies of input row r (columns from CB0) into ring row rr,
- * as 16-byte cp.async (zeros for vectors outside x; VEC: rows are whole
- * vectors), or loads and stores them (!VEC); nothing where the row is not
- * in the band (!want) or not in x. Every thread commits a group (VEC),
- * empty or not, so that the groups count rows. */
+/* VEC: the ring row's vectors a thread copies, e = threadIdx.x + i * BLOCK
+ * of its RCWV / VW (column CB0 + e * VW of x), and which of them lie
+ * inside x (bit i), found once per band: those outside are never copied,
+ * and the fold masks their columns. */
+#define PL_RFV ((RCWV / VW + BLOCK - 1) / BLOCK)
+static __device__ __forceinline__ unsigned long long pl_ring_copies(long long CB0, long long in_w)
+{
+	static_assert(PL_RFV <= 64, "roll: a thread's copies of a ring row are marked in 64 bits");
+	unsigned long long m = 0;
+#pragma unroll
+	for (int i = 0; i < PL_RFV; i++) {
+		const int e = threadIdx.x + i * BLOCK;
+		const long long col = CB0 + (long long)e * VW;
+		if (e < RCWV / VW && col >= 0 && col < in_w)
+			m |= 1ull << i;
+	}
+	/* (opaque: else the compiler tests the columns again at every row) */
+	asm("mov.b64 %0, %0;" : "+l"(m));
+	return m;
+}
+
+/* Starts the copies of input row r (columns from CB0) into ring row rr:
+ * the thread's vectors inside x (VEC: rows are whole vectors; m from
+ * pl_ring_copies) as 16-byte cp.async, else its values inside x loaded
+ * and stored; nothing where the row is not in the band (!want) or not in
+ * x. Every thread commits a group (VEC), empty or not, so that the groups
+ * count rows. */
 template <bool VEC>
 static __device__ __forceinline__ void pl_ring_fill(real *rr, const real *__restrict__ xp,
-	long long r, long long CB0, long long in_h, long long in_w, bool want)
+	long long r, long long CB0, long long in_h, long long in_w, bool want, unsigned long long m)
 {
 	if (want && r >= 0 && r < in_h) {
-		const real *xr = xp + r * in_w;
 		if (VEC) {
-			for (int e = threadIdx.x; e < RCWV / VW; e += BLOCK) {
-				const long long col = CB0 + (long long)e * VW;
-				const bool in = col >= 0 && col < in_w;
-				pl_copy16(rr + e * VW, in ? xr + col : xp, in);
-			}
+			const long long o = r * in_w + CB0 + (long long)threadIdx.x * VW;
+#pragma unroll
+			for (int i = 0; i < PL_RFV; i++)
+				if ((m >> i) & 1)
+					pl_copy16(rr + (threadIdx.x + i * BLOCK) * VW, xp + o + i * BLOCK * VW, true);
 		} else {
+			const real *xr = xp + r * in_w;
 			for (int e = threadIdx.x; e < RCWV; e += BLOCK) {
 				const long long col = CB0 + e;
 				if (col >= 0 && col < in_w)
@@ -1006,39 +1032,83 @@ static __device__ __forceinline__ void pl_ring_fill(real *rr, const real *__rest
 		asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
+/* Which of a span's SPAN values, from column c0 of x on, lie inside x
+ * along w: bit k for column c0 + k (the same for every row). */
+static __device__ __forceinline__ unsigned long long pl_span_inside(long long c0, long long in_w)
+{
+	static_assert(SPAN <= 64, "roll: a span's places are marked in 64 bits");
+	unsigned long long m = 0;
+#pragma unroll
+	for (int k = 0; k < SPAN; k++)
+		if (c0 + k >= 0 && c0 + k < in_w)
+			m |= 1ull << k;
+	/* (opaque: else the compiler tests the columns again at every row) */
+	asm("mov.b64 %0, %0;" : "+l"(m));
+	return m;
+}
+
 /* The SPAN values of this thread's span in ring row rr (its first column
- * c0, x's, at rr[c0 - CB0]) and whether each is inside x: as vectors
- * where rows are whole vectors (VEC) and every thread's span starts at
- * the same place in one (PL_RVEC), else one by one (a vector may then
- * straddle the row's end). */
+ * c0, x's, at rr[c0 - CB0]), mapped, the neutral value where outside x
+ * (bit k of inside clear; those places of the ring are never written):
+ * read as vectors where rows are whole vectors (VEC) and every thread's
+ * span starts at the same place in one (PL_RVEC), else one by one. */
 template <bool VEC>
 static __device__ __forceinline__ void pl_ring_span(const real *rr, long long c0, long long CB0,
-	long long in_w, bool inner_w, float (&s)[SPAN], bool (&in)[SPAN])
+	unsigned long long inside, float (&m)[SPAN])
 {
+	float s[SPAN];
 	if (VEC && PL_RVEC) {
 		pl_vec f[NV];
-		bool vin[NV];
+		bool vin[NV], in[SPAN];
 		const real *br = rr + (c0 - VOFF - CB0);
 #pragma unroll
 		for (int v = 0; v < NV; v++) {
-			const long long cv = c0 - VOFF + v * VW;
-			vin[v] = inner_w || (cv >= 0 && cv < in_w);
+			vin[v] = true;
 			f[v] = *reinterpret_cast<const pl_vec *>(br + v * VW);
 		}
 		pl_span_unpack(f, vin, s, in);
-		return;
+	} else {
+#pragma unroll
+		for (int k = 0; k < SPAN; k++)
+			s[k] = real_f(rr[c0 - CB0 + k]);
 	}
 #pragma unroll
-	for (int k = 0; k < SPAN; k++) {
-		in[k] = inner_w || (c0 + k >= 0 && c0 + k < in_w);
-		s[k] = real_f(rr[c0 - CB0 + k]);
+	for (int k = 0; k < SPAN; k++)
+		m[k] = (inside >> k) & 1 ? PL_MAP(s[k]) : pl_neutral();
+}
+
+/* p merged into the neutral value: p itself for a keep (max.NaN and
+ * min.NaN of the extreme and p give p), combine(identity, p) for a fold. */
+static __device__ __forceinline__ float pl_first(float p)
+{
+#if PL_KEEP == 0
+	float v = pl_neutral();
+	pl_merge(v, p);
+	return v;
+#else
+	return p;
+#endif
+}
+
+/* Folds a mapped span m (pl_ring_span) into its OUTS windows' partials:
+ * window o takes values o * SW + k * DW of the span, k < KW. */
+static __device__ __forceinline__ void pl_fold_mapped(const float (&m)[SPAN], float (&v)[OUTS])
+{
+#pragma unroll
+	for (int o = 0; o < OUTS; o++) {
+		v[o] = pl_first(m[o * SW]);
+#pragma unroll
+		for (int k = 1; k < KW; k++)
+			pl_merge(v[o], m[o * SW + k * DW]);
 	}
 }
 
 /* Band rt of plane p, the block's columns from group cb: every thread of
  * the block runs the loop (the ring is the block's), whatever its
  * columns. VEC: rows are whole vectors. (A template: one register set
- * for each path, as stream's.) */
+ * for each path, as stream's.) The loop is unrolled NHR steps at a time,
+ * so that row q's partials sit in h[q % NHR] with no shifting: the band's
+ * steps start at 0, a multiple of NHR. */
 template <bool VEC>
 static __device__ __forceinline__ void pl_band_roll(const real *__restrict__ x,
 	real *__restrict__ y, real *ring, real *st, unsigned p, unsigned rt, unsigned cb,
@@ -1053,61 +1123,65 @@ static __device__ __forceinline__ void pl_band_roll(const real *__restrict__ x,
 	const long long R0 = (long long)rt * TH * SH - PH, c0 = c * SW - PW;
 	const long long CB0 = (long long)cb * BLOCK * OUTS * SW - PW - VOFF;
 	const bool live = c < out_w;
-	/* every column of the thread's span inside x: no check per value */
+	/* the columns of the thread's span inside x, and its copies */
+	const unsigned long long inside = pl_span_inside(c0, in_w);
+	const unsigned long long copies = VEC ? pl_ring_copies(CB0, in_w) : 0;
+	/* every column of the thread's span inside x (a fold's divisor) */
 	const bool inner_w = live && c0 >= 0 && c0 + SPAN <= in_w;
 	/* the band's output rows, and the input rows their windows reach */
 	const int nt = (int)min((long long)TH, out_h - (long long)rt * TH);
 	const int nq = (nt - 1) * SH + NHR;
+	real *const rend = ring + RNR * RCWV;
 	float h[NHR][OUTS];
 
-#pragma unroll
-	for (int j = 0; j < NHR; j++)
-#pragma unroll
-		for (int o = 0; o < OUTS; o++)
-			h[j][o] = pl_neutral();
-	/* t: the next output row, due when input row q reaches its window's
-	 * last, t * SH + NHR - 1; ring slots by counters, not divisions. The
-	 * first AHEAD steps only start copies. */
-	int t = 0, due = NHR - 1, cur = 0, next = 0;
+	/* the first AHEAD rows' copies, into ring rows 0 to AHEAD - 1 */
 #pragma unroll 1
-	for (int q = -AHEAD; q < nq; q++) {
-		/* row q + AHEAD into the slot of row q + AHEAD - RNR, which every
-		 * thread is done with (all have passed row q - 1's barrier, and a
-		 * row's slot is read only at its own step) */
-		pl_ring_fill<VEC>(ring + next * RCWV, xp, R0 + q + AHEAD, CB0, in_h, in_w,
-			q + AHEAD < nq);
-		next = next + 1 == RNR ? 0 : next + 1;
-		if (q < 0)
-			continue;
-		/* row q's copies landed (this thread's, then everyone's) */
-		if (VEC)
-			asm volatile("cp.async.wait_group %0;" :: "n"(AHEAD) : "memory");
-		__syncthreads();
+	for (int a = 0; a < AHEAD; a++)
+		pl_ring_fill<VEC>(ring + a * RCWV, xp, R0 + a, CB0, in_h, in_w, a < nq, copies);
+	/* t: the next output row, due when input row q reaches its window's
+	 * last, t * SH + NHR - 1; rc: row q's ring row, rf: row q + AHEAD's */
+	int t = 0, due = NHR - 1;
+	real *rc = ring, *rf = ring + AHEAD * RCWV;
+#pragma unroll 1
+	for (int q0 = 0; q0 < nq; q0 += NHR) {
 #pragma unroll
-		for (int j = 0; j < NHR - 1; j++)
+		for (int u = 0; u < NHR; u++) {
+			const int q = q0 + u;
+			if (q >= nq)
+				break;
+			/* row q + AHEAD into the ring row of row q - 2, which every
+			 * thread is done with (all have passed row q - 1's barrier,
+			 * and a row's ring row is read only at its own step) */
+			pl_ring_fill<VEC>(rf, xp, R0 + q + AHEAD, CB0, in_h, in_w, q + AHEAD < nq, copies);
+			rf = rf + RCWV == rend ? ring : rf + RCWV;
+			/* row q's copies landed (this thread's, then everyone's) */
+			if (VEC)
+				asm volatile("cp.async.wait_group %0;" :: "n"(AHEAD) : "memory");
+			__syncthreads();
+			const long long r = R0 + q;
+			if (live && r >= 0 && r < in_h) {
+				float m[SPAN];
+				pl_ring_span<VEC>(rc, c0, CB0, inside, m);
+				pl_fold_mapped(m, h[u]);
+			} else {
 #pragma unroll
-			for (int o = 0; o < OUTS; o++)
-				h[j][o] = h[j + 1][o];
-#pragma unroll
-		for (int o = 0; o < OUTS; o++)
-			h[NHR - 1][o] = pl_neutral();
-		const long long r = R0 + q;
-		if (live && r >= 0 && r < in_h) {
-			float s[SPAN];
-			bool in[SPAN];
-			pl_ring_span<VEC>(ring + cur * RCWV, c0, CB0, in_w, inner_w, s, in);
-			pl_fold_span(s, in, h[NHR - 1]);
-		}
-		if (q == due) {
+				for (int o = 0; o < OUTS; o++)
+					h[u][o] = pl_neutral();
+			}
+			rc = rc + RCWV == rend ? ring : rc + RCWV;
+			if (q != due)
+				continue;
+			/* output row t: its window's rows q - NHR + 1 + j * DH sit
+			 * in h[(u + 1 + j * DH) % NHR] */
 			const long long rs = R0 + (long long)t * SH;
 			const bool inner = inner_w && rs >= 0 && rs + NHR - 1 < in_h;
 			real res[OUTS];
 #pragma unroll
 			for (int o = 0; o < OUTS; o++) {
-				float v = pl_neutral();
+				float v = pl_first(h[(u + 1) % NHR][o]);
 #pragma unroll
-				for (int j = 0; j < KH; j++)
-					pl_merge(v, h[j * DH][o]);
+				for (int j = 1; j < KH; j++)
+					pl_merge(v, h[(u + 1 + j * DH) % NHR][o]);
 				res[o] = pl_out(v, inner, 0, rs, c0 + o * SW, 1, in_h, in_w);
 			}
 			/* (the warp's lanes together: pl_store's STAGE) */
@@ -1116,12 +1190,10 @@ static __device__ __forceinline__ void pl_band_roll(const real *__restrict__ x,
 			t++;
 			due += SH;
 		}
-		cur = cur + 1 == RNR ? 0 : cur + 1;
 	}
 	/* (the ring is free for the block's next band once all are done) */
 	__syncthreads();
 }
-
 /* Grid (capped): the blocks walk (plane, band of TH output rows, group of
  * BLOCK * OUTS output columns) with a grid stride, the place found once
  * per block; thread t takes the OUTS columns from (group * BLOCK + t) *

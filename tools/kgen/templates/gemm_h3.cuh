@@ -59,7 +59,21 @@ static __device__ __forceinline__ float h3_absmax_part(const float *__restrict__
 	if (((unsigned long long)x & 15) == 0) {
 		const float4 *x4 = reinterpret_cast<const float4 *>(x);
 
-		for (long long j = i; j < n / 4; j += stride) {
+		long long j = i;
+
+		/* four vectors a thread in flight, then one at a time */
+		for (; j + 3 * stride < n / 4; j += 4 * stride) {
+			float4 v[4];
+
+#pragma unroll
+			for (int u = 0; u < 4; u++)
+				v[u] = __ldcs(x4 + j + u * stride);
+#pragma unroll
+			for (int u = 0; u < 4; u++)
+				m = fmaxf(m, fmaxf(fmaxf(h3_mag(v[u].x), h3_mag(v[u].y)),
+					fmaxf(h3_mag(v[u].z), h3_mag(v[u].w))));
+		}
+		for (; j < n / 4; j += stride) {
 			const float4 v = __ldcs(x4 + j);
 
 			m = fmaxf(m, fmaxf(fmaxf(h3_mag(v.x), h3_mag(v.y)),

@@ -68,11 +68,41 @@ static __device__ __forceinline__ unsigned short *wg_chunk(unsigned short *h,
 		(((int)q & 7) ^ ((int)r & 7)) * 8;
 }
 
+/* Loads this thread's four float4 of 64 x 64 block b of an operand stored
+ * k x rows (wg_split_t): rows kr = tid / 16 + 16 i of the block's k,
+ * columns tid % 16 * 4 on; zeros outside x. */
+static __device__ __forceinline__ void wg_block_load(const float *__restrict__ x,
+	long long rows, long long k, long long nb, long long ktiles, long long b,
+	bool vec, float4 (&v)[4])
+{
+	long long mat, kb, t, n0;
+
+	h3_divmod(b, nb, &t, &n0);
+	h3_divmod(t, ktiles, &mat, &kb);
+	const float *src = x + mat * k * rows;
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		const int kr = threadIdx.x / 16 + 16 * i, c = threadIdx.x % 16 * 4;
+		const long long kk = kb * WG_K + kr, n = n0 * 64 + c;
+
+		v[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+		if (kk < k && vec && n < rows) {
+			v[i] = __ldcs(reinterpret_cast<const float4 *>(src + kk * rows + n));
+		} else if (kk < k) {
+			v[i].x = n < rows ? __ldcs(src + kk * rows + n) : 0.0f;
+			v[i].y = n + 1 < rows ? __ldcs(src + kk * rows + n + 1) : 0.0f;
+			v[i].z = n + 2 < rows ? __ldcs(src + kk * rows + n + 2) : 0.0f;
+			v[i].w = n + 3 < rows ? __ldcs(src + kk * rows + n + 3) : 0.0f;
+		}
+	}
+}
+
 /* The tiles of an operand stored k x rows (B kn, A transposed), tr rows a
  * tile, transposed on the way: a block takes 64 x 64 blocks of it (64
  * values of k, one k-tile, by 64 rows of the planes), reads them along
  * the rows into shared memory (16-byte loads where the row count allows)
- * and writes each plane row's eight chunks from consecutive threads. */
+ * and writes each plane row's eight chunks from consecutive threads; the
+ * loads of its next block are in flight while it writes this one's. */
 static __device__ __forceinline__ void wg_split_t(const float *__restrict__ x,
 	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
 	float p1, float p2, int tr)
@@ -83,33 +113,27 @@ static __device__ __forceinline__ void wg_split_t(const float *__restrict__ x,
 	const long long nb = tiles * tr / 64, blocks = mats * ktiles * nb;
 	const bool vec = (rows & 3) == 0 && ((unsigned long long)x & 15) == 0;
 	const int tid = threadIdx.x;
+	float4 v4[4];
 
+	if (blockIdx.x < blocks)
+		wg_block_load(x, rows, k, nb, ktiles, blockIdx.x, vec, v4);
 	for (long long b = blockIdx.x; b < blocks; b += gridDim.x) {
 		long long mat, kb, t, n0;
 
 		h3_divmod(b, nb, &t, &n0);
 		h3_divmod(t, ktiles, &mat, &kb);
 		n0 *= 64;
-		const float *src = x + mat * k * rows;
-
 		__syncthreads();
 #pragma unroll
 		for (int i = 0; i < 4; i++) {
 			const int kr = tid / 16 + 16 * i, c = tid % 16 * 4;
-			const long long kk = kb * WG_K + kr, n = n0 + c;
-			float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 
-			if (kk < k && vec && n < rows) {
-				v = __ldcs(reinterpret_cast<const float4 *>(src + kk * rows + n));
-			} else if (kk < k) {
-				v.x = n < rows ? __ldcs(src + kk * rows + n) : 0.0f;
-				v.y = n + 1 < rows ? __ldcs(src + kk * rows + n + 1) : 0.0f;
-				v.z = n + 2 < rows ? __ldcs(src + kk * rows + n + 2) : 0.0f;
-				v.w = n + 3 < rows ? __ldcs(src + kk * rows + n + 3) : 0.0f;
-			}
-			sx[kr][c] = v.x, sx[kr][c + 1] = v.y, sx[kr][c + 2] = v.z, sx[kr][c + 3] = v.w;
+			sx[kr][c] = v4[i].x, sx[kr][c + 1] = v4[i].y;
+			sx[kr][c + 2] = v4[i].z, sx[kr][c + 3] = v4[i].w;
 		}
 		__syncthreads();
+		if (b + gridDim.x < blocks)
+			wg_block_load(x, rows, k, nb, ktiles, b + gridDim.x, vec, v4);
 #pragma unroll
 		for (int i = 0; i < 2; i++) {
 			const int q = tid % 8, n = tid / 8 + 32 * i;
@@ -148,33 +172,48 @@ static __device__ __forceinline__ void wg_split(const float *__restrict__ x,
 		wg_split_t(x, mats, rows, k, h, p1, p2, tr);
 		return;
 	}
-	for (long long c = (long long)blockIdx.x * 256 + threadIdx.x; c < chunks;
-		c += stride) {
-		long long mat, r, q, t;
-		float v[8];
+	/* two chunks a thread at a time, both loaded before either is split,
+	 * so that 64 bytes a thread are in flight */
+	for (long long c0 = (long long)blockIdx.x * 256 + threadIdx.x; c0 < chunks;
+		c0 += 2 * stride) {
+		float v[2][8];
+		unsigned short *dst[2];
 
-		h3_divmod(c, kc, &t, &q);
-		h3_divmod(t, rp, &mat, &r);
-		const long long k0 = q * 8;
-		const float *src = x + (mat * rows + r) * k + k0;
-		if (r >= rows || k0 >= k) {
 #pragma unroll
-			for (int j = 0; j < 8; j++)
-				v[j] = 0.0f;
-		} else if (vec) {
-			const float4 v0 = __ldcs(reinterpret_cast<const float4 *>(src));
-			const float4 v1 = k0 + 4 < k ?
-				__ldcs(reinterpret_cast<const float4 *>(src) + 1) :
-				make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+		for (int u = 0; u < 2; u++) {
+			const long long c = c0 + u * stride;
+			long long mat, r, q, t;
 
-			v[0] = v0.x, v[1] = v0.y, v[2] = v0.z, v[3] = v0.w;
-			v[4] = v1.x, v[5] = v1.y, v[6] = v1.z, v[7] = v1.w;
-		} else {
+			dst[u] = 0;
+			if (c >= chunks)
+				continue;
+			h3_divmod(c, kc, &t, &q);
+			h3_divmod(t, rp, &mat, &r);
+			const long long k0 = q * 8;
+			const float *src = x + (mat * rows + r) * k + k0;
+			if (r >= rows || k0 >= k) {
 #pragma unroll
-			for (int j = 0; j < 8; j++)
-				v[j] = k0 + j < k ? __ldcs(src + j) : 0.0f;
+				for (int j = 0; j < 8; j++)
+					v[u][j] = 0.0f;
+			} else if (vec) {
+				const float4 v0 = __ldcs(reinterpret_cast<const float4 *>(src));
+				const float4 v1 = k0 + 4 < k ?
+					__ldcs(reinterpret_cast<const float4 *>(src) + 1) :
+					make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+
+				v[u][0] = v0.x, v[u][1] = v0.y, v[u][2] = v0.z, v[u][3] = v0.w;
+				v[u][4] = v1.x, v[u][5] = v1.y, v[u][6] = v1.z, v[u][7] = v1.w;
+			} else {
+#pragma unroll
+				for (int j = 0; j < 8; j++)
+					v[u][j] = k0 + j < k ? __ldcs(src + j) : 0.0f;
+			}
+			dst[u] = wg_chunk(h, mat, r, q, tiles, ktiles, tr, lg);
 		}
-		wg_put(wg_chunk(h, mat, r, q, tiles, ktiles, tr, lg), tr * WG_K, v, p1, p2);
+#pragma unroll
+		for (int u = 0; u < 2; u++)
+			if (dst[u])
+				wg_put(dst[u], tr * WG_K, v[u], p1, p2);
 	}
 }
 

@@ -167,23 +167,25 @@ compiled() {
 }
 
 @test "the gemm launch plans pass the task's inputs last, bias and all" {
-	# wg: scale, split A, split B into tiled planes, then the product
+	# wg: the scales guessed from a sample, A and B split by them into tiled
+	# planes, the guesses checked (an operand split again where one does not
+	# hold), then the product
 	run jq -c '.candidate.launch.launches | map(.kernel)' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
-	[ "$output" = '["gemm_h3_absmax","gemm_wg_split","gemm_wg_split","gemm_wg"]' ]
-	run jq -c '.candidate.launch.launches[3].args' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
+	[ "$output" = '["gemm_wg_guess","gemm_wg_split","gemm_wg_split","gemm_wg_resplit","gemm_wg"]' ]
+	run jq -c '.candidate.launch.launches[4].args' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
 	[ "$output" = '["y","i64:(m)","i64:(n)","i64:(k)","wg_a","wg_b","h3_scale","x","W","b"]' ]
 	# the planes: hi and lo of A and B, padded to whole tiles of rows and of 64 values of k, as floats
 	run jq -c '.candidate.launch.workspace | map(.count)' <(head -1 "$OUT/gemm_sub_mul_relu.cand")
-	[ "$output" = '["1 * cdiv((m), 64 * WGS) * 64 * WGS * cdiv((k), 64) * 64","(0 * (1 - 1) + 1) * cdiv((n), TILE_N) * TILE_N * cdiv((k), 64) * 64","2 + 2 * 1024"]' ]
+	[ "$output" = '["1 * cdiv((m), 64 * WGS) * 64 * WGS * cdiv((k), 64) * 64","(0 * (1 - 1) + 1) * cdiv((n), TILE_N) * TILE_N * cdiv((k), 64) * 64","4 + 2 * 16"]' ]
 	# h3: the planes rows padded to 8 halves, read by mma.sync
 	run jq -c 'select(.candidate.variant == "h3") | .candidate.launch | [(.launches | map(.kernel)), (.workspace | map(.count))]' "$OUT/gemm_sub_mul_relu.cand"
 	[ "${lines[0]}" = '[["gemm_h3_absmax","gemm_h3_split","gemm_h3_split","gemm_h3"],["1 * (m) * cdiv((k), 8) * 8","(0 * (1 - 1) + 1) * max((n) * cdiv((k), 8), (k) * cdiv((n), 8)) * 8","2 + 2 * 1024"]]' ]
 	# batched: A and B of every batch scaled and split, one product per batch
-	run jq -c '.candidate.launch.launches | map(.args[1]), .[3].grid' <(head -1 "$OUT/bmm.cand")
-	[ "${lines[0]}" = '["i64:(batch) * (m) * (k)","i64:(batch)","i64:1 * ((batch) - 1) + 1","i64:(m)"]' ]
+	run jq -c '.candidate.launch.launches | map(.args[1]), .[4].grid' <(head -1 "$OUT/bmm.cand")
+	[ "${lines[0]}" = '["i64:(batch) * (m) * (k)","i64:(batch)","i64:1 * ((batch) - 1) + 1","i64:(batch)","i64:(m)"]' ]
 	[ "${lines[1]}" = '["cdiv(cdiv((m), 64 * WGS) * cdiv((n), TILE_N), TILES)","(batch)"]' ]
 	# wgk: the product into SPLITK slices of partials, then their sum through the epilogue
-	run jq -c 'select(.candidate.variant == "wgk") | .candidate.launch | [.launches[3].grid, .launches[3].args[0], .launches[4].kernel, .launches[4].args, .workspace[3].count]' "$OUT/gemm_sub_mul_relu.cand"
+	run jq -c 'select(.candidate.variant == "wgk") | .candidate.launch | [.launches[4].grid, .launches[4].args[0], .launches[5].kernel, .launches[5].args, .workspace[3].count]' "$OUT/gemm_sub_mul_relu.cand"
 	[ "${lines[0]}" = '[["cdiv((m), 64 * WGS) * cdiv((n), TILE_N)","1","SPLITK"],"wg_part","gemm_wg_reduce",["y","wg_part","i64:1 * (m) * (n)","i64:(m)","i64:(n)","x","W","b"],"SPLITK * 1 * (m) * (n)"]' ]
 	# wgf: no split before the product, which writes the partials from A and B as they are;
 	# a block is the consumers and the converters, its shared memory the stages and the slots

@@ -315,6 +315,31 @@ gemm_run() {
 	jq -e -s 'all(.bench.status == "ok" and .bench.rel_l2 < 2e-6 and .bench.weak == false)' <<<"$out"
 }
 
+@test "the gemm family's guessed scales: a guess that would overflow fp16 is caught by the split's own maxima, and the operand split again" {
+	# wg and wgk on matmul_range with every guess pushed up by 2^b (the
+	# tests' WG_GUESS_BIAS before the source): 1 is kept by the check (the
+	# largest |x| in [2^14, 2^15)), 2 and 3 put it at 2^15 or more, past
+	# fp16's 65504 at 3, and are split again at the true scale; all must be
+	# fp32-accurate. Without the second split (WG_RESPLIT 0) the guess 2^3
+	# up is wrong: the check is what makes the guess safe.
+	out=$(ktask --state "$D/tasks/matmul_range" | jq -c ".memory.strategies = $GEMM_MOVES" |
+		kgen -k 3 | jq -c 'select(.candidate.variant == "wg" or .candidate.variant == "wgk")')
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk " ]
+	biased=$(for b in 0 1 2 3; do
+		jq -c --arg b "$b" '.candidate.id += "-bias\($b)" |
+			.candidate.source = "#define WG_GUESS_BIAS \($b)\n" + .candidate.source' <<<"$out"
+	done)
+	res=$(kcompile <<<"$biased" | kbench -q)
+	jq -c '[.candidate.id[-5:], .candidate.variant, .bench.status, .bench.rel_l2]' <<<"$res" >&3
+	[ "$(jq -r .bench.status <<<"$res" | sort | uniq -c | tr -s ' ')" = " 8 ok" ]
+	jq -e -s 'all(.bench.rel_l2 < 2e-6 and .bench.weak == false)' <<<"$res"
+	res=$(jq -c '.candidate.id += "-noresplit" |
+		.candidate.source = "#define WG_GUESS_BIAS 3\n#define WG_RESPLIT 0\n" + .candidate.source' <<<"$out" |
+		kcompile | kbench -q)
+	jq -c '[.candidate.variant, .bench.status, .bench.reason]' <<<"$res" >&3
+	[ "$(jq -r .bench.status <<<"$res" | tr '\n' ' ')" = "incorrect incorrect " ]
+}
+
 @test "the gemm family's kernels are correct on a batched F.linear (B stored N x K, per batch)" {
 	gemm_run tests/data/kgen-gemm/batched_linear_tanh 9
 	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg wgf wgf wgf " ]

@@ -116,12 +116,27 @@ static __device__ __forceinline__ void h3_divmod(long long a, long long b,
 	}
 }
 
+/* The exponent e of the scale 2^e that puts the largest magnitude m of an
+ * operand in [2^13, 2^14): from 13 - 127 to 13 + 149 (m the largest float
+ * or the smallest subnormal); 0 where m is 0. */
+static __device__ __forceinline__ int h3_exponent(float m)
+{
+	return m > 0.0f ? 13 - ilogbf(m) : 0;
+}
+
+/* 2^e as two normal factors p1 p2 (2^e1 2^e2), so that x p1 p2 is
+ * exactly scalbnf(x, e) for any e h3_exponent gives. */
+static __device__ __forceinline__ void h3_factors(int e, float *p1, float *p2)
+{
+	const int e1 = min(e, 127);
+
+	*p1 = __int_as_float((127 + e1) << 23);
+	*p2 = __int_as_float((127 + e - e1) << 23);
+}
+
 /* The scale of operand o (0: A, 1: B) from gemm_h3_absmax's partial
- * maxima in scale (a grid of as many blocks, 256 threads, calls it): 2^e,
- * which puts the operand's largest magnitude m in [2^13, 2^14), as two
- * factors p1 p2; block 0 writes e to scale[o]. e is from 13 - 127 to
- * 13 + 149 (m the largest float or the smallest subnormal), so 2^e is two
- * normal factors, 2^e1 2^e2, and x p1 p2 is exactly scalbnf(x, e). */
+ * maxima in scale (a grid of as many blocks, 256 threads, calls it): 2^e
+ * of h3_exponent, as two factors p1 p2; block 0 writes e to scale[o]. */
 static __device__ __forceinline__ void h3_scale(int *scale, int o, float *p1,
 	float *p2)
 {
@@ -130,10 +145,9 @@ static __device__ __forceinline__ void h3_scale(int *scale, int o, float *p1,
 
 	for (int i = threadIdx.x; i < (int)gridDim.x; i += 256)
 		m = fmaxf(m, part[i]);
-	m = h3_block_max(m);
-	const int e = m > 0.0f ? 13 - ilogbf(m) : 0, e1 = min(e, 127);
-	*p1 = __int_as_float((127 + e1) << 23);
-	*p2 = __int_as_float((127 + e - e1) << 23);
+	const int e = h3_exponent(h3_block_max(m));
+
+	h3_factors(e, p1, p2);
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		scale[o] = e;
 }

@@ -3,8 +3,8 @@
  * computes it, in 3xFP16 split precision as variant h3 (gemm_tiled.cu's
  * top says how accurate), on warpgroup MMA: wgmma.mma_async, sm_90a.
  *
- * gemm_h3_absmax (gemm_h3.cuh) finds the largest magnitude of A and of B.
- * gemm_wg_split then writes each operand scaled and split into fp16 hi
+ * gemm_wg_guess guesses the scale of A and of B from a sample of each,
+ * gemm_wg_split writes each operand scaled and split into fp16 hi
  * and lo planes in the order the product reads them: tiles of TR rows
  * (TILE_M for A, TILE_N for B) by WG_K = 64 values of k, k-major (B kn is
  * transposed on the way), a tile's hi plane then its lo plane, and the
@@ -15,7 +15,11 @@
  * (chunk c of row r at c ^ (r % 8)).
  * Zeros pad M, N and K to whole tiles. So one bulk copy (cp.async.bulk,
  * completing on an mbarrier) brings an operand's k-tile into shared
- * memory as wgmma reads it, and nothing is built on the host.
+ * memory as wgmma reads it, and nothing is built on the host. The split
+ * finds each operand's largest magnitude as it reads it, and
+ * gemm_wg_resplit splits an operand again where the guess was too far
+ * from it (wg.cuh's guessed scale), so that no pass over A and B only
+ * for their largest magnitudes comes first.
  *
  * gemm_wg (its main loop in wg.cuh, shared with the attention family):
  * WGS consumer warpgroups, each 64 rows of the block's TILE_M x
@@ -39,17 +43,50 @@
  * (gemm_wgf, wgf.cuh). */
 
 #if !defined(VARIANT_wgf)
-/* Grid (G) as gemm_h3_absmax's, 256 threads: writes operand o (0: A, mats
- * row-major matrices of rows x k, of k x rows when A_T; 1: B, of rows (n)
- * x k when nk, of k x rows when kn) scaled and split into the tiled planes
- * at h (wg_split), and its scale exponent to scale[o]. */
+/* Grid (WG_GUESS_BLOCKS, 2), 256 threads: block (b, o) writes the largest
+ * magnitude of its part of a sample of operand o (0: a, na values; 1: b)
+ * to its slot of WG_SAMPLED in scale, and block (0, o) sets WG_TRUE + o to
+ * 0 for the split (wg.cuh's guessed scale). */
+extern "C" __global__ void __launch_bounds__(256)
+gemm_wg_guess(const float *__restrict__ a, long long na,
+	const float *__restrict__ b, long long nb, int *__restrict__ scale)
+{
+	const float m = wg_sample(blockIdx.y ? b : a, blockIdx.y ? nb : na);
+
+	if (threadIdx.x == 0) {
+		reinterpret_cast<float *>(scale)[WG_SAMPLED + blockIdx.y * WG_GUESS_BLOCKS +
+			blockIdx.x] = m;
+		if (blockIdx.x == 0)
+			scale[WG_TRUE + blockIdx.y] = 0;
+	}
+}
+
+/* Grid (G), 256 threads: writes operand o (0: A, mats row-major matrices
+ * of rows x k, of k x rows when A_T; 1: B, of rows (n) x k when nk, of
+ * k x rows when kn) scaled by its guess and split into the tiled planes
+ * at h (wg_split_guessed), and each block's largest magnitude to scale. */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_wg_split(const float *__restrict__ x, long long mats, long long rows,
 	long long k, unsigned short *__restrict__ h, int *__restrict__ scale,
 	int o)
 {
-	wg_split(x, mats, rows, k, h, scale, o, o ? TILE_N : TILE_M,
+	wg_split_guessed(x, mats, rows, k, h, scale, o, o ? TILE_N : TILE_M,
 		o == 1 ? !B_NK : A_T);
+}
+
+/* Grid (G, 2), 256 threads: block row o checks operand o's guess and
+ * splits the operand again at its true scale where the guess does not
+ * hold (wg_resplit); the operands as gemm_wg_split takes them. */
+extern "C" __global__ void __launch_bounds__(256)
+gemm_wg_resplit(const float *__restrict__ a, long long amats, long long arows,
+	long long ak, unsigned short *__restrict__ ha, const float *__restrict__ b,
+	long long bmats, long long brows, long long bk, unsigned short *__restrict__ hb,
+	int *__restrict__ scale)
+{
+	if (blockIdx.y == 0)
+		wg_resplit(a, amats, arows, ak, ha, scale, 0, TILE_M, A_T);
+	else
+		wg_resplit(b, bmats, brows, bk, hb, scale, 1, TILE_N, !B_NK);
 }
 #endif
 

@@ -102,8 +102,9 @@ static __device__ __forceinline__ void wg_block_load(const float *__restrict__ x
  * values of k, one k-tile, by 64 rows of the planes), reads them along
  * the rows into shared memory (16-byte loads where the row count allows)
  * and writes each plane row's eight chunks from consecutive threads; the
- * loads of its next block are in flight while it writes this one's. */
-static __device__ __forceinline__ void wg_split_t(const float *__restrict__ x,
+ * loads of its next block are in flight while it writes this one's.
+ * Returns the largest finite magnitude of the values this thread read. */
+static __device__ __forceinline__ float wg_split_t(const float *__restrict__ x,
 	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
 	float p1, float p2, int tr)
 {
@@ -114,6 +115,7 @@ static __device__ __forceinline__ void wg_split_t(const float *__restrict__ x,
 	const bool vec = (rows & 3) == 0 && ((unsigned long long)x & 15) == 0;
 	const int tid = threadIdx.x;
 	float4 v4[4];
+	float m = 0.0f;
 
 	if (blockIdx.x < blocks)
 		wg_block_load(x, rows, k, nb, ktiles, blockIdx.x, vec, v4);
@@ -130,6 +132,8 @@ static __device__ __forceinline__ void wg_split_t(const float *__restrict__ x,
 
 			sx[kr][c] = v4[i].x, sx[kr][c + 1] = v4[i].y;
 			sx[kr][c + 2] = v4[i].z, sx[kr][c + 3] = v4[i].w;
+			m = fmaxf(m, fmaxf(fmaxf(h3_mag(v4[i].x), h3_mag(v4[i].y)),
+				fmaxf(h3_mag(v4[i].z), h3_mag(v4[i].w))));
 		}
 		__syncthreads();
 		if (b + gridDim.x < blocks)
@@ -146,32 +150,30 @@ static __device__ __forceinline__ void wg_split_t(const float *__restrict__ x,
 				tr * WG_K, v, p1, p2);
 		}
 	}
+	return m;
 }
 
 /* Writes operand x (mats matrices of rows x k, k contiguous; of k x rows
- * when transposed) scaled by 2^scale[o] and split into the tiled planes
- * at h, tiles of tr rows (gemm_wg.cu's top). A grid (G) of 256 threads
- * as gemm_h3_absmax's calls it, which found the partial maxima of
- * operand o in scale; it writes the exponent to scale[o] (h3_scale). Where
- * k is contiguous a thread takes a 16-byte chunk of a plane at a time, 8
- * values of k of one row, consecutive threads consecutive chunks of a row;
- * a transposed operand goes through wg_split_t. */
-static __device__ __forceinline__ void wg_split(const float *__restrict__ x,
+ * when transposed) scaled by p1 p2 (h3_factors) and split into the tiled
+ * planes at h, tiles of tr rows (gemm_wg.cu's top), the grid's blocks of
+ * 256 threads striding over it; returns the largest finite magnitude of
+ * the values this thread read. Where k is contiguous a thread takes a
+ * 16-byte chunk of a plane at a time, 8 values of k of one row,
+ * consecutive threads consecutive chunks of a row; a transposed operand
+ * goes through wg_split_t. */
+static __device__ __forceinline__ float wg_split_by(const float *__restrict__ x,
 	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
-	int *__restrict__ scale, int o, int tr, bool transposed)
+	float p1, float p2, int tr, bool transposed)
 {
 	const int lg = wg_lg(tr);
 	const long long tiles = CDIV(rows, tr), ktiles = CDIV(k, WG_K);
 	const long long rp = tiles * tr, kc = ktiles * 8, chunks = mats * rp * kc;
 	const long long stride = (long long)gridDim.x * 256;
 	const bool vec = (k & 3) == 0 && ((unsigned long long)x & 15) == 0;
-	float p1, p2;
+	float m = 0.0f;
 
-	h3_scale(scale, o, &p1, &p2);
-	if (transposed) {
-		wg_split_t(x, mats, rows, k, h, p1, p2, tr);
-		return;
-	}
+	if (transposed)
+		return wg_split_t(x, mats, rows, k, h, p1, p2, tr);
 	/* two chunks a thread at a time, both loaded before either is split,
 	 * so that 64 bytes a thread are in flight */
 	for (long long c0 = (long long)blockIdx.x * 256 + threadIdx.x; c0 < chunks;
@@ -209,12 +211,153 @@ static __device__ __forceinline__ void wg_split(const float *__restrict__ x,
 					v[u][j] = k0 + j < k ? __ldcs(src + j) : 0.0f;
 			}
 			dst[u] = wg_chunk(h, mat, r, q, tiles, ktiles, tr, lg);
+#pragma unroll
+			for (int j = 0; j < 8; j++)
+				m = fmaxf(m, h3_mag(v[u][j]));
 		}
 #pragma unroll
 		for (int u = 0; u < 2; u++)
 			if (dst[u])
 				wg_put(dst[u], tr * WG_K, v[u], p1, p2);
 	}
+	return m;
+}
+
+/* wg_split_by with the scale of h3_scale: a grid (G) of 256 threads as
+ * gemm_h3_absmax's (attn_absmax's) calls it, which found the partial
+ * maxima of operand o in scale; it writes the exponent to scale[o]. */
+static __device__ __forceinline__ void wg_split(const float *__restrict__ x,
+	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
+	int *__restrict__ scale, int o, int tr, bool transposed)
+{
+	float p1, p2;
+
+	h3_scale(scale, o, &p1, &p2);
+	wg_split_by(x, mats, rows, k, h, p1, p2, tr, transposed);
+}
+
+/* ---- the scale guessed from a sample, then checked ----
+ *
+ * The gemm family's wg and wgk do not read A and B once for their largest
+ * magnitudes before the split (a third of the passes before the product):
+ * gemm_wg_guess takes the scale from a sample, the split uses it and finds
+ * the true largest magnitude on the way, and gemm_wg_resplit keeps the
+ * split where the guess puts that magnitude in [2^13, 2^15), below fp16's
+ * largest 65504 (the sample's largest is at most the true one, so the
+ * guess's exponent is at least the true one's: equal, or one more, which
+ * puts the largest in [2^14, 2^15) and keeps a bit more of the smallest
+ * values); anything else, it splits the operand again at the true scale.
+ * So the split is never at a scale that overflows or that loses more of
+ * the small values than one fp16 bit, whatever the sample saw. The slots
+ * of scale: WG_USED + o the exponent the product takes out for operand o,
+ * WG_SAMPLED + o WG_GUESS_BLOCKS + b the largest magnitude of block b's
+ * part of operand o's sample, WG_TRUE + o operand o's largest magnitude as
+ * the split read it (a float's bits, which order as ints for non-negative
+ * floats: the split's blocks take their atomicMax into it, 0 from the
+ * guess). The sample is 8192 values an operand: one block of 256 threads,
+ * 32 loads each, took 8.8 us by ncu, and one of 1024 threads, 8 each, as
+ * long, so it is spread over WG_GUESS_BLOCKS blocks. */
+#define WG_USED 0
+#define WG_GUESS_BLOCKS 16
+#define WG_SAMPLE 2 /* values each of their 256 threads reads */
+#define WG_SAMPLED 2
+#define WG_TRUE (WG_SAMPLED + 2 * WG_GUESS_BLOCKS)
+/* For the GPU tests only (tests/gpu/kbench.bats), which put them before
+ * the source: WG_GUESS_BIAS is added to every guess (1 is kept by the
+ * check, 2 or more split again), and WG_RESPLIT 0 leaves the second split
+ * out, to show that such a guess is wrong without it. */
+#ifndef WG_GUESS_BIAS
+#define WG_GUESS_BIAS 0
+#endif
+#ifndef WG_RESPLIT
+#define WG_RESPLIT 1
+#endif
+
+#define WG_SAMPLES (WG_GUESS_BLOCKS * WG_SAMPLE * 256)
+
+/* The largest finite magnitude of block blockIdx.x's part of a sample of
+ * the n values at x (of all of them where n is at most 8 times the
+ * sample), to every thread of the block of 256: value i of the sample is
+ * at i span + (i 2654435761 mod span), span = n / WG_SAMPLES, so that rows
+ * whose length divides span are still sampled at many columns. */
+static __device__ __forceinline__ float wg_sample(const float *__restrict__ x,
+	long long n)
+{
+	const long long span = n / WG_SAMPLES;
+	float m = 0.0f;
+
+	if (span < 8) {
+		for (long long i = blockIdx.x * 256 + threadIdx.x; i < n;
+			i += WG_GUESS_BLOCKS * 256)
+			m = fmaxf(m, h3_mag(__ldg(x + i)));
+	} else {
+		float v[WG_SAMPLE];
+
+#pragma unroll
+		for (int s = 0; s < WG_SAMPLE; s++) {
+			const unsigned i = (blockIdx.x * WG_SAMPLE + s) * 256 + threadIdx.x;
+
+			v[s] = __ldg(x + i * span + (long long)((i * 2654435761u) % span));
+		}
+#pragma unroll
+		for (int s = 0; s < WG_SAMPLE; s++)
+			m = fmaxf(m, h3_mag(v[s]));
+	}
+	return h3_block_max(m);
+}
+
+/* Operand o's guessed exponent, from gemm_wg_guess's maxima in scale. */
+static __device__ __forceinline__ int wg_guessed(const int *__restrict__ scale, int o)
+{
+	const float *part = reinterpret_cast<const float *>(scale) + WG_SAMPLED +
+		o * WG_GUESS_BLOCKS;
+	float m = 0.0f;
+
+#pragma unroll
+	for (int b = 0; b < WG_GUESS_BLOCKS; b++)
+		m = fmaxf(m, part[b]);
+	return h3_exponent(m) + WG_GUESS_BIAS;
+}
+
+/* The split of operand o at the guessed scale (wg_guessed), taking this
+ * block's largest magnitude into scale[WG_TRUE + o]; block 0 writes the
+ * guess to scale[WG_USED + o]. */
+static __device__ __forceinline__ void wg_split_guessed(const float *__restrict__ x,
+	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
+	int *__restrict__ scale, int o, int tr, bool transposed)
+{
+	const int g = wg_guessed(scale, o);
+	float p1, p2;
+
+	h3_factors(g, &p1, &p2);
+	const float m = h3_block_max(wg_split_by(x, mats, rows, k, h, p1, p2, tr,
+		transposed));
+
+	if (threadIdx.x == 0)
+		atomicMax(scale + WG_TRUE + o, __float_as_int(m));
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		scale[WG_USED + o] = g;
+}
+
+/* Operand o's check of its guess, by a grid of 256 threads: the true
+ * exponent from the split's largest magnitude; where the guess is it or
+ * one more, nothing (scale[WG_USED + o] holds the guess already); else the
+ * operand split again at the true scale, which goes to scale[WG_USED + o]
+ * (no block reads that slot here). */
+static __device__ __forceinline__ void wg_resplit(const float *__restrict__ x,
+	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
+	int *__restrict__ scale, int o, int tr, bool transposed)
+{
+	const int e = h3_exponent(__int_as_float(scale[WG_TRUE + o]));
+	const int d = wg_guessed(scale, o) - e;
+	float p1, p2;
+
+	if (!WG_RESPLIT || d == 0 || d == 1)
+		return;
+	h3_factors(e, &p1, &p2);
+	wg_split_by(x, mats, rows, k, h, p1, p2, tr, transposed);
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		scale[WG_USED + o] = e;
 }
 
 

@@ -92,6 +92,30 @@ candidates() {
 		'[["(rows) * CLUSTER"],["CLUSTER",1,1],["x","y","i64:(rows)","i64:(cols)"]]' ]
 }
 
+@test "a family's starts choose the first configuration by the task's shape: gemm splits a long k over few tiles and gives a block 16 tiles of a one-k-tile product" {
+	first() {
+		state matmul_square ".task.params = $1" | kgen -b rules -k 1 |
+			jq -c '.candidate | [.variant, .defines.SPLITK // .defines.TILES]'
+	}
+	# 256 x 256 x 524288 (4 tiles, 8192 k-tiles): wgk at SPLITK 32
+	[ "$(first '{"m": 256, "n": 256, "k": 524288}')" = '["wgk",32]' ]
+	# 32768 x 32768 x 64 (65536 tiles, one k-tile): wg at TILES 16
+	[ "$(first '{"m": 32768, "n": 32768, "k": 64}')" = '["wg",16]' ]
+	# the pack's own size, and each start's shape just outside it: the default, wg at TILES 1
+	[ "$(first '{"m": 4096, "n": 4096, "k": 4096}')" = '["wg",1]' ]
+	[ "$(first '{"m": 384, "n": 384, "k": 524288}')" = '["wg",1]' ]
+	[ "$(first '{"m": 256, "n": 256, "k": 32704}')" = '["wg",1]' ]
+	[ "$(first '{"m": 32768, "n": 32768, "k": 192}')" = '["wg",1]' ]
+	[ "$(first '{"m": 4096, "n": 4096, "k": 64}')" = '["wg",1]' ]
+	# a start is where the moves begin: a strategy's move applies to it
+	state matmul_square '.task.params = {m: 256, n: 256, k: 524288}
+		| .memory = {strategies: [{id: "deeper", moves: [{family: "gemm", set: {PROMOTE: 2}}]}]}' |
+		kgen -b rules -k 2 >"$BATS_TEST_TMPDIR/c"
+	[ "$(jq -c '.candidate | [.strategy, .variant, .defines]' "$BATS_TEST_TMPDIR/c")" = \
+'[null,"wgk",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":1,"SPLITK":32}]
+["deeper","wgk",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":2,"SPLITK":32}]' ]
+}
+
 @test "a strategy's moves are applied to the best kernel's knobs" {
 	best='{"candidate": {"id": "b1", "family": "row_norm", "variant": "cluster",
 		"defines": {"CLUSTER": 8, "BLOCK": 1024, "VEC": 4, "UNROLL": 4}}}'

@@ -150,6 +150,10 @@ test_family_errors(void **unused)
 	assert_non_null(strstr(err, "variants.block.includes[0]: expected a file name beside the family file"));
 	assert_null(rules_family_load(BAD, "pool", err, sizeof(err)));
 	assert_non_null(strstr(err, "variants.direct: cannot read " BAD "/absent.cuh"));
+	assert_null(rules_family_load(BAD, "gemv", err, sizeof(err)));
+	assert_non_null(strstr(err, "gemv.json: starts[0].set.TILES: variant block has no such knob"));
+	assert_null(rules_family_load(BAD, "global_reduce", err, sizeof(err)));
+	assert_non_null(strstr(err, "global_reduce.json: starts[0].variant: expected the name of a variant"));
 }
 
 /* A variant's source is the storage type's prelude, the headers it

@@ -129,6 +129,54 @@ check_reals(const char *where, const json_t *reals, char *err, size_t errlen)
 	return 0;
 }
 
+/* starts (optional): the configurations a task begins from by its shape,
+ * an array of {"when": size expression, "variant": a variant of vars,
+ * "set": {knob: a value of its domain}, "why": text}, tried in order before
+ * the default. */
+static int
+check_starts(const char *file, const json_t *starts, const json_t *vars,
+	char *err, size_t errlen)
+{
+	static const char *const known[] = { "when", "variant", "set", "why", NULL };
+	const json_t *st, *set, *v, *knob, *knobs;
+	const char *u, *var, *kn;
+	size_t i;
+
+	if (!starts)
+		return 0;
+	if (!json_is_array(starts))
+		return errf(err, errlen, "%s: starts: expected an array", file);
+	json_array_foreach(starts, i, st) {
+		if (!json_is_object(st))
+			return errf(err, errlen, "%s: starts[%zu]: expected an object", file, i);
+		if ((u = json_unknown_member(st, known)))
+			return errf(err, errlen, "%s: starts[%zu]: unknown member '%s'",
+				file, i, u);
+		if (!json_is_string(json_object_get(st, "when")) ||
+		    !json_is_string(json_object_get(st, "why")))
+			return errf(err, errlen, "%s: starts[%zu]: expected when (a size "
+				"expression) and why strings", file, i);
+		var = json_string_value(json_object_get(st, "variant"));
+		if (!var || !json_object_get(vars, var))
+			return errf(err, errlen, "%s: starts[%zu].variant: expected the "
+				"name of a variant", file, i);
+		knobs = json_object_get(json_object_get(vars, var), "knobs");
+		set = json_object_get(st, "set");
+		if (set && !json_is_object(set))
+			return errf(err, errlen, "%s: starts[%zu].set: expected an object "
+				"of knob values", file, i);
+		json_object_foreach((json_t *)set, kn, v) {
+			if (!(knob = json_object_get(knobs, kn)))
+				return errf(err, errlen, "%s: starts[%zu].set.%s: variant %s "
+					"has no such knob", file, i, kn, var);
+			if (!json_is_integer(v) || !rules_in_domain(knob, json_integer_value(v)))
+				return errf(err, errlen, "%s: starts[%zu].set.%s: expected "
+					"a value of its domain", file, i, kn);
+		}
+	}
+	return 0;
+}
+
 /* Appends the text of file (a name beside the family file) to *all. */
 static int
 append_file(const char *dir, const char *file, const char *where, char **all,
@@ -456,8 +504,8 @@ rules_op_expand(const json_t *family, const json_t *task)
 json_t *
 rules_family_load(const char *dir, const char *family, char *err, size_t errlen)
 {
-	static const char *const known[] = { "family", "default", "spec",
-		"variants", "ops", "reals", "doc", NULL };
+	static const char *const known[] = { "family", "default", "starts",
+		"spec", "variants", "ops", "reals", "doc", NULL };
 	json_t *f, *vars, *v;
 	json_error_t je;
 	const char *u, *name, *def;
@@ -502,6 +550,8 @@ rules_family_load(const char *dir, const char *family, char *err, size_t errlen)
 		json_object_foreach(vars, name, v)
 			if (load_variant(dir, file, name, v, err, errlen) < 0)
 				goto fail;
+		if (check_starts(file, json_object_get(f, "starts"), vars, err, errlen) < 0)
+			goto fail;
 		free(file);
 		return f;
 	}

@@ -91,8 +91,53 @@ render_config(struct gen *g, const json_t *cfg, char *err, size_t errlen)
 		json_object_get(cfg, "knobs"), err, errlen);
 }
 
+/* The first of the family's starts whose when is positive at the task's
+ * params and whose configuration serves the task and renders, or NULL; a
+ * start that holds but is refused is noted. */
+static json_t *
+start_config(struct gen *g)
+{
+	const json_t *starts = json_object_get(g->family, "starts"), *st;
+	const char *var, *when;
+	char *w, e[RULES_ERR];
+	int64_t val;
+	json_t *c, *knobs;
+	size_t i;
+
+	json_array_foreach(starts, i, st) {
+		var = json_string_value(json_object_get(st, "variant"));
+		when = json_string_value(json_object_get(st, "when"));
+		if (!(w = rules_substitute(when, g->task, var, 1, e, sizeof(e)))) {
+			note(g, "starts[%zu]: when: %s", i, e);
+			continue;
+		}
+		if (expr_eval(w, json_object_get(g->task, "params"), &val, e, sizeof(e)) < 0) {
+			note(g, "starts[%zu]: when: %s: %s", i, w, e);
+			val = 0;
+		}
+		free(w);
+		if (val <= 0)
+			continue;
+		if (!rules_variant_applies(g->family, var, g->task, e, sizeof(e))) {
+			note(g, "starts[%zu]: %s", i, e);
+			continue;
+		}
+		knobs = rules_knobs_complete(rules_variant(g->family, var),
+			json_object_get(st, "set"));
+		if (!(c = rules_render(g->family, g->task, var, knobs, e, sizeof(e)))) {
+			note(g, "starts[%zu] (%s) refused: %s", i, var, e);
+			json_decref(knobs);
+			continue;
+		}
+		json_decref(c);
+		return rules_config_new(var, knobs);
+	}
+	return NULL;
+}
+
 /* The configuration the moves start from: the best kernel's when it is an
- * instance of this family (*measured set), else the first variant, the
+ * instance of this family (*measured set), else the first of the family's
+ * starts that holds for the task's shape, else the first variant, the
  * default first, that serves the task and renders with its defaults. NULL
  * with err when no variant serves the task. */
 static json_t *
@@ -115,6 +160,8 @@ base_config(struct gen *g, const json_t *state, int *measured, char *err,
 		return rules_config_new(var, rules_knobs_complete(rules_variant(g->family, var),
 			json_object_get(best, "defines")));
 	}
+	if ((c = start_config(g)))
+		return c;
 	for (int pass = 0; pass < 2; pass++)
 		json_object_foreach((json_t *)vars, name, v) {
 			if ((pass == 0) != (strcmp(name, def) == 0))

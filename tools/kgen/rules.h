@@ -24,7 +24,8 @@
  * the moves of the retrieved strategies (state.memory.strategies[*].moves,
  * best first) to the current kernel's knobs (state.best.candidate.defines and
  * .variant when best is a template instance of the task's family, else the
- * family default), repairs or refuses invalid combinations, skips
+ * family's default configuration: the first of its starts that holds for the
+ * task's shape, else its default variant), repairs or refuses invalid combinations, skips
  * configurations whose candidate id is in seen (an array of ids, may be NULL)
  * and duplicates. When the strategies give fewer than k, fills with one-knob
  * steps from the current configuration, then the other variants, in a fixed

@@ -25,12 +25,12 @@
  * best first) to the current kernel's knobs (state.best.candidate.defines and
  * .variant when best is a template instance of the task's family, else the
  * family's default configuration: the first of its starts that holds for the
- * task's shape, else its default variant), repairs or refuses invalid combinations, skips
- * configurations whose candidate id is in seen (an array of ids, may be NULL)
- * and duplicates. When the strategies give fewer than k, fills with one-knob
- * steps from the current configuration, then the other variants, in a fixed
- * order; when the current kernel is not a template instance, the family
- * default itself comes first. Returns a new array of candidate objects {id,
+ * task's shape, else its default variant), repairs or refuses invalid
+ * combinations, skips configurations whose candidate id is in seen (an array
+ * of ids, may be NULL) and duplicates. When the strategies give fewer than k,
+ * fills with one-knob steps from the current configuration, then the other
+ * variants, in a fixed order; when the current kernel is not a template
+ * instance, the default configuration itself comes first. Returns a new array of candidate objects {id,
  * source, defines, launch, generator: "rules", strategy, parent, family,
  * variant} and sets *notes to a new array of strings (may be empty) saying
  * what was refused and why. Returns NULL with err set on a state it cannot

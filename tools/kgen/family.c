@@ -757,7 +757,7 @@ rules_variant_applies(const json_t *family, const char *variant,
 	const json_t *takes = json_object_get(v, "takes");
 	const json_t *op = json_object_get(json_object_get(task, "spec"), "op"), *opv;
 	const char *when = json_string_value(json_object_get(v, "when"));
-	char *w, e[RULES_ERR];
+	char e[RULES_ERR];
 	int64_t val;
 	size_t i;
 	int ok;
@@ -785,18 +785,29 @@ rules_variant_applies(const json_t *family, const char *variant,
 	}
 	if (!when)
 		return 1;
-	if (!(w = rules_substitute(when, task, variant, 1, e, sizeof(e))))
+	if (rules_when(when, task, variant, &val, e, sizeof(e)) < 0)
 		return errf(err, errlen, "variant %s: when: %s", variant, e), 0;
-	if (expr_eval(w, json_object_get(task, "params"), &val, e, sizeof(e)) < 0) {
-		errf(err, errlen, "variant %s: when: %s: %s", variant, w, e);
-		free(w);
-		return 0;
-	}
 	if (val <= 0)
 		errf(err, errlen, "variant %s does not apply: %s is %lld at params",
 			variant, when, (long long)val);
-	free(w);
 	return val > 0;
+}
+
+int
+rules_when(const char *when, const json_t *task, const char *variant,
+	int64_t *val, char *err, size_t errlen)
+{
+	char *w, e[RULES_ERR];
+
+	if (!(w = rules_substitute(when, task, variant, 1, e, sizeof(e))))
+		return errf(err, errlen, "%s", e);
+	if (expr_eval(w, json_object_get(task, "params"), val, e, sizeof(e)) < 0) {
+		errf(err, errlen, "%s: %s", w, e);
+		free(w);
+		return -1;
+	}
+	free(w);
+	return 0;
 }
 
 /* Evaluates bound b (integer or expression) in vars. */

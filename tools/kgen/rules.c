@@ -98,24 +98,19 @@ static json_t *
 start_config(struct gen *g)
 {
 	const json_t *starts = json_object_get(g->family, "starts"), *st;
-	const char *var, *when;
-	char *w, e[RULES_ERR];
+	const char *var;
+	char e[RULES_ERR];
 	int64_t val;
 	json_t *c, *knobs;
 	size_t i;
 
 	json_array_foreach(starts, i, st) {
 		var = json_string_value(json_object_get(st, "variant"));
-		when = json_string_value(json_object_get(st, "when"));
-		if (!(w = rules_substitute(when, g->task, var, 1, e, sizeof(e)))) {
+		if (rules_when(json_string_value(json_object_get(st, "when")), g->task, var,
+		    &val, e, sizeof(e)) < 0) {
 			note(g, "starts[%zu]: when: %s", i, e);
 			continue;
 		}
-		if (expr_eval(w, json_object_get(g->task, "params"), &val, e, sizeof(e)) < 0) {
-			note(g, "starts[%zu]: when: %s: %s", i, w, e);
-			val = 0;
-		}
-		free(w);
 		if (val <= 0)
 			continue;
 		if (!rules_variant_applies(g->family, var, g->task, e, sizeof(e))) {

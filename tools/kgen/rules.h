@@ -11,6 +11,7 @@
 #define KGEN_RULES_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 #include "plan.h"
@@ -76,6 +77,13 @@ int rules_task_real(const json_t *task, enum dtype *dt, char *err, size_t errlen
  * saying why not. */
 int rules_variant_applies(const json_t *family, const char *variant,
 	const json_t *task, char *err, size_t errlen);
+
+/* Evaluates when (a size expression: a variant's or a start's) for task and
+ * variant at the task's params into *val. Returns 0, or -1 with err saying
+ * why (a placeholder unknown, or the expression as filled in and what is
+ * wrong with it). */
+int rules_when(const char *when, const json_t *task, const char *variant,
+	int64_t *val, char *err, size_t errlen);
 
 /* Renders one configuration: variant with the knob values in knobs (knobs
  * of the variant not named there take their defaults) for task. Checks every

@@ -136,7 +136,7 @@ bool_bounds(const json_t *init)
 }
 
 static int
-check_init(const json_t *task, const json_t *init, enum dtype dt,
+check_init(const json_t *task, const json_t *init, enum dtype dt, int ndim,
 	const json_t *sets, const char *where, char *err, size_t errlen)
 {
 	static const char *const members[] = { "dist", "mean", "std", "low",
@@ -175,12 +175,20 @@ check_init(const json_t *task, const json_t *init, enum dtype dt,
 		if (dt == DT_BOOL && !bool_bounds(init))
 			return bad(err, errlen, task, "%s: a bool draws randint with 0 <= low < "
 				"high <= 2 (numbers)", where);
-	} else if (!strcmp(dist, "normal") || !strcmp(dist, "uniform") || !strcmp(dist, "randint")) {
+	} else if (strcmp(dist, "tril") == 0) {
+		if (json_object_size(init) != 1)
+			return bad(err, errlen, task, "%s: tril takes no other member (its "
+				"values are fixed: 1 on and below the diagonal, 0 above)", where);
+		if (ndim < 2)
+			return bad(err, errlen, task, "%s: tril needs at least two axes (it has "
+				"%d)", where, ndim);
+	} else if (!strcmp(dist, "normal") || !strcmp(dist, "uniform") ||
+	    !strcmp(dist, "randint")) {
 		return bad(err, errlen, task, "%s.dist: '%s' does not suit dtype %s",
 			where, dist, dtype_name(dt));
 	} else {
-		return bad(err, errlen, task, "%s.dist: '%s' is not normal, uniform or randint",
-			where, dist);
+		return bad(err, errlen, task, "%s.dist: '%s' is not normal, uniform, randint "
+			"or tril", where, dist);
 	}
 	if ((scale = json_object_get(init, "scale"))) {
 		const json_t *lo = json_object_get(scale, "low"), *hi = json_object_get(scale, "high");
@@ -239,8 +247,8 @@ check_tensors(const json_t *task, const char *list, const json_t *sets,
 				return bad(err, errlen, task, "%s[%zu].shape: %s", list, i, e);
 		}
 		snprintf(at, sizeof(at), "%s[%zu].init", list, i);
-		if (is_input && check_init(task, json_object_get(t, "init"), dt, sets, at,
-		    err, errlen) < 0)
+		if (is_input && check_init(task, json_object_get(t, "init"), dt,
+		    (int)json_array_size(shape), sets, at, err, errlen) < 0)
 			return -1;
 		if (!is_input && json_object_get(t, "init"))
 			return bad(err, errlen, task, "%s: outputs have no init", at);

@@ -469,13 +469,21 @@ def empirical_init(problem, sizes, key, notes):
         ns = problem.namespace(sizes)
         torch.manual_seed(seed)
         m = ns["Model"](*ns["get_init_inputs"]())
+        buffers = dict(m.named_buffers())
         st = dict(m.named_parameters())
-        st.update(dict(m.named_buffers()))
+        st.update(buffers)
+        shape = st[key].shape
         vals.append(st[key].detach().double().flatten())
     a, b = vals
     if torch.equal(a, b):
         if a.numel() and bool((a == a[0]).all()):
             return {"dist": "constant", "value": float(a[0])}
+        # A causal mask: the module's own values, which no seed changes.
+        if key in buffers and len(shape) >= 2 and \
+                torch.equal(a.view(shape), torch.ones(shape, dtype=torch.float64).tril()):
+            notes.append("buffer %s: a lower triangle of ones (a causal mask), kept as the "
+                         "module makes it" % key)
+            return {"dist": "tril"}
         notes.append("parameter %s: set from values htam cannot draw; drawn from their range" % key)
         lo, hi = float(a.min()), float(a.max())
         return {"dist": "uniform", "low": lo, "high": hi if hi > lo else lo + 1}
@@ -497,6 +505,8 @@ def task_init(dist, dtype, what):
     the constant (a kernel that assumes a norm's weight is one, or its
     bias zero, must fail), with a note."""
     isint = dtype in ("i32", "i64")
+    if dist["dist"] == "tril":
+        return dict(dist), None
     if dtype == "bool":
         fair = dist["dist"] == "randint" and int(dist["low"]) == 0 and int(dist["high"]) == 2
         return {"dist": "randint", "low": 0, "high": 2}, \
@@ -956,6 +966,8 @@ def _dist_text(d):
         return "uniform(%g, %g)" % (d["low"], d["high"])
     if d["dist"] == "normal":
         return "normal(%g, %g)" % (d["mean"], d["std"])
+    if d["dist"] == "tril":
+        return "tril (ones on and below the diagonal)"
     return "randint(%s, %s)" % (d["low"], d["high"])
 
 

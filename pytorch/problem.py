@@ -202,6 +202,8 @@ def draw_tensor(spec, shape, dtype, gen, device="cpu"):
     d = spec
     if d["dist"] == "randint":
         return torch.randint(int(d["low"]), int(d["high"]), shape, generator=gen).to(dtype)
+    if d["dist"] == "tril":
+        return torch.ones(shape, dtype=torch.float64).tril().to(dtype)
     if d["dist"] == "normal":
         t = torch.randn(shape, generator=gen, dtype=torch.float64).mul(d["std"]).add(d["mean"])
     else:

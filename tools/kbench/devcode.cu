@@ -20,6 +20,7 @@
 #define KB_NORMAL 0
 #define KB_UNIFORM 1
 #define KB_RANDINT 2
+#define KB_TRIL 3
 
 // What kb_compare accumulates over a whole output (kbench.h has the twin).
 struct kb_stats {
@@ -56,7 +57,8 @@ kb_below16(float v, float hi, int dtype, bool clamp)
 
 // Fills n elements of p with draws of one distribution: normal (a mean,
 // b std), uniform [a, b), randint [a, b); float draws are multiplied by
-// scale. Element i depends only on (key, i): any grid gives the same data.
+// scale. tril is no draw: matrices of a rows by b columns, 1 where the
+// column is at most the row, else 0 (a causal mask). Element i depends only on (key, i): any grid gives the same data.
 // Float normal and uniform draws in f32, f16 and bf16, the common case
 // and the one every timed run pays for (kbench draws fresh inputs for
 // each), come two from one 64-bit hash of (key, i / 2) in float
@@ -69,7 +71,7 @@ kb_fill(void *p, long long n, int dtype, int dist, double a, double b,
 	long long stride = (long long)gridDim.x * blockDim.x;
 	long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;
 	bool half = dtype == KB_F16 || dtype == KB_BF16;
-	if ((dtype == KB_F32 || half) && dist != KB_RANDINT) {
+	if ((dtype == KB_F32 || half) && (dist == KB_NORMAL || dist == KB_UNIFORM)) {
 		float lo = (float)(a * scale), hi = (float)(b * scale);
 		float *f = (float *)p;
 		for (long long j = first; 2 * j < n; j += stride) {
@@ -118,6 +120,11 @@ kb_fill(void *p, long long n, int dtype, int dist, double a, double b,
 			v = a + b * (double)(sqrtf(-2.0f * __logf(u1)) * __cosf(6.2831853f * u2));
 		} else if (dist == KB_UNIFORM) {
 			v = a + (b - a) * kb_unit(h);
+		} else if (dist == KB_TRIL) {
+			const long long cols = (long long)b, row = i / cols % (long long)a;
+
+			v = i % cols <= row ? 1.0 : 0.0;
+			scale = 1.0;
 		} else {
 			v = a + floor(kb_unit(h) * (b - a));
 		}

@@ -46,7 +46,7 @@
  * the median) is still seen with a probability of 15 in 16 or more. */
 #define CHECKED_BATCHES 3
 
-enum { NORMAL, UNIFORM, RANDINT }; /* as devcode.cu */
+enum { NORMAL, UNIFORM, RANDINT, TRIL }; /* as devcode.cu */
 
 struct tensor {
 	const char *name;
@@ -462,7 +462,7 @@ fill_input(struct sizeset *s, int i, int64_t seed, struct verdict *v)
 	const json_t *init = json_object_get(x->spec, "init");
 	const char *dist = json_string_value(json_object_get(init, "dist"));
 	int kind = !dist || !strcmp(dist, "normal") ? NORMAL
-		: !strcmp(dist, "uniform") ? UNIFORM : RANDINT;
+		: !strcmp(dist, "uniform") ? UNIFORM : !strcmp(dist, "tril") ? TRIL : RANDINT;
 	double a, b, scale = 1;
 	int64_t lo, hi;
 	char err[256];
@@ -473,6 +473,10 @@ fill_input(struct sizeset *s, int i, int64_t seed, struct verdict *v)
 	} else if (kind == UNIFORM) {
 		a = json_number_value(json_object_get(init, "low"));
 		b = json_number_value(json_object_get(init, "high"));
+	} else if (kind == TRIL) {
+		/* the last two axes (task.c holds that there are two) */
+		a = (double)x->shape[x->ndim - 2];
+		b = (double)x->shape[x->ndim - 1];
 	} else {
 		if (expr_eval_json(json_object_get(init, "low"), s->sizes, &lo, err, sizeof err) < 0
 			|| expr_eval_json(json_object_get(init, "high"), s->sizes, &hi, err, sizeof err) < 0)

@@ -427,10 +427,15 @@ kplan_ready(struct kplan *kp, CUmodule mod, char *why, size_t whylen)
 			}
 		/* past 48 KB a block's shared memory, static and dynamic
 		 * together, is opted into (the default allows 48 KB less the
-		 * static as dynamic) */
-		if (l->smem + ssmem > 48 * 1024)
+		 * static as dynamic): the attribute is the kernel's, so it
+		 * takes the most any launch of that kernel in the plan asks */
+		int64_t most = l->smem;
+		for (int j = 0; j < kp->p.nlaunch; j++)
+			if (!strcmp(kp->p.launch[j].kernel, l->kernel) && kp->p.launch[j].smem > most)
+				most = kp->p.launch[j].smem;
+		if (most + ssmem > 48 * 1024)
 			CK(cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-				(int)l->smem));
+				(int)most));
 	}
 	/* kbench's parent checked the args against the cubin's own account of
 	 * the parameters; this is the driver's, the one the launch will use. */

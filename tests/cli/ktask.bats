@@ -104,6 +104,11 @@ refused_with() {
 	ktask_with '.inputs[0].init.std = -1';  refused_with 'inputs[0].init.std: must be at least 0'
 	ktask_with '.inputs[1].init.low = 2';   refused_with 'uniform needs numbers low < high'
 	ktask_with '.inputs[0].init = {"dist":"randint","low":"0","high":"n"}'; refused_with "'randint' does not suit dtype f32"
+	# tril is no draw: a causal mask's fixed values, over two axes at least
+	ktask_with '.inputs[0].init = {"dist":"tril"}'; refused_with 'inputs[0].init: tril needs at least two axes (it has 1)'
+	ktask_with '.inputs[0].init = {"dist":"tril","low":0}'; refused_with 'inputs[0].init: tril takes no other member'
+	ktask_with '.inputs[0].init = {"dist":"tril"} | .inputs[0].shape = ["n", "n"] | .inputs[1].shape = ["n", "n"]'
+	[ "$status" -eq 0 ]
 	ktask_with '.tolerance.atol = "small"'; refused_with 'tolerance.atol: expected a number'
 	ktask_with 'del(.tolerance.why)';       refused_with 'tolerance.why'
 	ktask_with '.bytes = 12.5';             refused_with 'bytes: expected a size expression'

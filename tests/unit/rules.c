@@ -158,12 +158,12 @@ test_family_errors(void **unused)
 
 /* A variant's source is the storage type's prelude, the headers it
  * includes in their order, then its own file: gemm's wg (tiles.cuh,
- * gemm.cuh, gemm_h3.cuh, wg.cuh). */
+ * gemm_spec.cuh, gemm.cuh, gemm_h3.cuh, wg.cuh). */
 static void
 test_includes(void **unused)
 {
 	char err[RULES_ERR];
-	const char *src, *prelude, *tiles, *common, *h3, *wg, *own;
+	const char *src, *prelude, *tiles, *spec, *common, *h3, *wg, *own;
 	json_t *f = rules_family_load(REAL, "gemm", err, sizeof(err));
 
 	(void)unused;
@@ -174,12 +174,14 @@ test_includes(void **unused)
 	assert_non_null(src);
 	prelude = strstr(src, "#define REAL_KIND {{real_kind}}");
 	tiles = strstr(src, "tiles.cuh: what the kernels that tile a product share");
+	spec = strstr(src, "gemm_spec.cuh: the gemm family's task spec as the macros");
 	common = strstr(src, "gemm.cuh: what the gemm family's kernels share");
 	h3 = strstr(src, "gemm_h3.cuh: 3xFP16 split precision");
 	wg = strstr(src, "wg.cuh: 3xFP16 split precision on warpgroup MMA");
 	own = strstr(src, "gemm_wg.cu: the gemm family's warpgroup kernels");
 	assert_non_null(prelude);
-	assert_true(prelude < tiles && tiles && tiles < common && common < h3 && h3 &&
+	assert_true(prelude < tiles && tiles && tiles < spec && spec && spec < common &&
+		common && common < h3 && h3 &&
 		h3 < wg && wg && wg < own && own);
 	/* tiled includes the tile order and the common header alone */
 	src = json_string_value(json_object_get(json_object_get(json_object_get(

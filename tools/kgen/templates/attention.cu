@@ -73,15 +73,18 @@ attn_split(const float *__restrict__ q, const float *__restrict__ k,
 
 /* C = A @ B^T from the tiled planes of A (wa) and B (wb) and their scale
  * exponents, for matrix blockIdx.y, tile blockIdx.x (tile_origin); C is
- * M x N. scores: C is S (rows CDIV(N, 8) * 8 long), and causal tiles
- * wholly above the diagonal are skipped; else C is O and a causal block
- * stops at the k-tile of its last row. */
+ * M x N, its rows ld apart, matrix z at (z / heads) M ld + (z % heads) N
+ * (heads 1: one after another; more: the heads of a row side by side, as
+ * mha.cu's output). scores: C is S (ld is CDIV(N, 8) * 8, and the
+ * padding is written too), and causal tiles wholly above the diagonal
+ * are skipped; else C is O and a causal block stops at the k-tile of its
+ * last row. */
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 attn_product(float *__restrict__ C, long long M, long long N, long long K,
 	const unsigned short *__restrict__ wa, const unsigned short *__restrict__ wb,
-	const int *__restrict__ scale, int scores)
+	const int *__restrict__ scale, int scores, long long heads, long long ld)
 {
-	const long long bz = blockIdx.y, ld = scores ? CDIV(N, 8) * 8 : N;
+	const long long bz = blockIdx.y, cw = scores ? ld : N;
 	int ktiles = (int)CDIV(K, WG_K);
 	long long m0, n0;
 	float acc[NACC];
@@ -103,7 +106,8 @@ attn_product(float *__restrict__ C, long long M, long long N, long long K,
 	int r, c;
 
 	wg_origin(&r, &c);
-	C += bz * M * ld;
+	C += bz / heads * M * ld + bz % heads * N;
+	const bool pairs = ((ld | (bz % heads * N)) & 1) == 0;
 #pragma unroll
 	for (int hh = 0; hh < 2; hh++) {
 		const long long row = m0 + r + hh * 8;
@@ -117,12 +121,12 @@ attn_product(float *__restrict__ C, long long M, long long N, long long K,
 			const float v0 = scalbnf(acc[4 * j + 2 * hh], sh);
 			const float v1 = scalbnf(acc[4 * j + 2 * hh + 1], sh);
 
-			if (col + 1 < ld && (ld & 1) == 0) {
+			if (col + 1 < cw && pairs) {
 				*reinterpret_cast<float2 *>(crow + col) = make_float2(v0, v1);
 			} else {
-				if (col < ld)
+				if (col < cw)
 					crow[col] = v0;
-				if (col + 1 < ld)
+				if (col + 1 < cw)
 					crow[col + 1] = v1;
 			}
 		}

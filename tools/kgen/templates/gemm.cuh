@@ -1,10 +1,7 @@
 /* gemm.cuh: what the gemm family's kernels share (gemm_tiled.cu and
- * gemm_wg.cu come after it, tiles.cuh before): the task's spec as macros,
- * the epilogue and the store of a result. */
+ * gemm_wg.cu come after it, gemm_spec.cuh's macros before): the store of
+ * a result through the bias and the epilogue, and cp.async. */
 
-#define VARIANT_{{variant}} 1
-#define HAS_BIAS ({{bias}})
-#define BATCHED ({{batched}})
 /* The kernel takes the task's inputs last, in its order (x, W and, with
  * bias, b), so that the launch plan can pass them all as one list. */
 #if HAS_BIAS
@@ -12,12 +9,6 @@
 #else
 #define BIAS_PARAM
 #endif
-/* C is tril(...): values above the diagonal (col > row) are 0, and tiles
- * wholly above it are not computed. Only variants wg and wgk take it. */
-#define TRIL ({{tril}})
-/* A stored K x M (A.T @ B): only variants wg and wgk take it. */
-#define A_T ({{a_transposed}})
-#define B_LAYOUT_{{b_layout}} 1
 #if defined(B_LAYOUT_nk)
 #define B_NK 1
 #elif defined(B_LAYOUT_kn)
@@ -25,12 +16,6 @@
 #else
 #error "gemm.cuh: b_layout must be kn or nk"
 #endif
-
-/* The task's epilogue on v, the product plus bias. */
-static __device__ __forceinline__ float gemm_epilogue(float v)
-{
-	return ({{epilogue}});
-}
 
 /* v (times 2^sh) plus the bias of column col, through the epilogue; 0
  * above the diagonal when TRIL. */

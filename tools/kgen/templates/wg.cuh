@@ -45,6 +45,45 @@ static __device__ __forceinline__ void wg_put(unsigned short *dst, int plane,
 	*reinterpret_cast<uint4 *>(dst + plane) = make_uint4(lw[0], lw[1], lw[2], lw[3]);
 }
 
+/* Where an operand's matrices lie in memory: row r of matrix mat (a row
+ * of rows, or of k where the operand is stored k x rows) starts at x +
+ * (mat / heads) outer + (mat % heads) inner + r ld, its values
+ * contiguous. An operand stored whole is wg_plain's view; the heads of
+ * the mha family are strided views of one projection (mha.cu). */
+struct wg_view {
+	long long heads, outer, inner, ld;
+};
+
+/* The view of an operand stored whole: matrices of rows x k, one after
+ * another (k x rows when transposed). */
+static __device__ __forceinline__ wg_view wg_plain(long long rows, long long k,
+	bool transposed)
+{
+	wg_view v = { 1, rows * k, 0, transposed ? rows : k };
+
+	return v;
+}
+
+/* Where matrix mat of view v starts. */
+static __device__ __forceinline__ long long wg_at(const wg_view &v, long long mat)
+{
+	long long o, i;
+
+	if (v.heads == 1)
+		return mat * v.outer;
+	h3_divmod(mat, v.heads, &o, &i);
+	return o * v.outer + i * v.inner;
+}
+
+/* Whether 16-byte loads of view v's rows of len values fit: x, the
+ * matrices, the rows and their ends on 16 bytes. */
+static __device__ __forceinline__ bool wg_vec(const float *x, const wg_view &v,
+	long long len)
+{
+	return ((v.ld | v.outer | v.inner | len) & 3) == 0 &&
+		((unsigned long long)x & 15) == 0;
+}
+
 /* lg for wg_chunk: log2 of tr where tr is a power of two, else -1. */
 static __device__ __forceinline__ int wg_lg(int tr)
 {
@@ -72,14 +111,14 @@ static __device__ __forceinline__ unsigned short *wg_chunk(unsigned short *h,
  * k x rows (wg_split_t): rows kr = tid / 16 + 16 i of the block's k,
  * columns tid % 16 * 4 on; zeros outside x. */
 static __device__ __forceinline__ void wg_block_load(const float *__restrict__ x,
-	long long rows, long long k, long long nb, long long ktiles, long long b,
-	bool vec, float4 (&v)[4])
+	const wg_view &w, long long rows, long long k, long long nb, long long ktiles,
+	long long b, bool vec, float4 (&v)[4])
 {
 	long long mat, kb, t, n0;
 
 	h3_divmod(b, nb, &t, &n0);
 	h3_divmod(t, ktiles, &mat, &kb);
-	const float *src = x + mat * k * rows;
+	const float *src = x + wg_at(w, mat);
 #pragma unroll
 	for (int i = 0; i < 4; i++) {
 		const int kr = threadIdx.x / 16 + 16 * i, c = threadIdx.x % 16 * 4;
@@ -87,12 +126,12 @@ static __device__ __forceinline__ void wg_block_load(const float *__restrict__ x
 
 		v[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 		if (kk < k && vec && n < rows) {
-			v[i] = __ldcs(reinterpret_cast<const float4 *>(src + kk * rows + n));
+			v[i] = __ldcs(reinterpret_cast<const float4 *>(src + kk * w.ld + n));
 		} else if (kk < k) {
-			v[i].x = n < rows ? __ldcs(src + kk * rows + n) : 0.0f;
-			v[i].y = n + 1 < rows ? __ldcs(src + kk * rows + n + 1) : 0.0f;
-			v[i].z = n + 2 < rows ? __ldcs(src + kk * rows + n + 2) : 0.0f;
-			v[i].w = n + 3 < rows ? __ldcs(src + kk * rows + n + 3) : 0.0f;
+			v[i].x = n < rows ? __ldcs(src + kk * w.ld + n) : 0.0f;
+			v[i].y = n + 1 < rows ? __ldcs(src + kk * w.ld + n + 1) : 0.0f;
+			v[i].z = n + 2 < rows ? __ldcs(src + kk * w.ld + n + 2) : 0.0f;
+			v[i].w = n + 3 < rows ? __ldcs(src + kk * w.ld + n + 3) : 0.0f;
 		}
 	}
 }
@@ -105,20 +144,20 @@ static __device__ __forceinline__ void wg_block_load(const float *__restrict__ x
  * loads of its next block are in flight while it writes this one's.
  * Returns the largest finite magnitude of the values this thread read. */
 static __device__ __forceinline__ float wg_split_t(const float *__restrict__ x,
-	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
-	float p1, float p2, int tr)
+	const wg_view &w, long long mats, long long rows, long long k,
+	unsigned short *__restrict__ h, float p1, float p2, int tr)
 {
 	__shared__ float sx[64][65];
 	const int lg = wg_lg(tr);
 	const long long tiles = CDIV(rows, tr), ktiles = CDIV(k, WG_K);
 	const long long nb = tiles * tr / 64, blocks = mats * ktiles * nb;
-	const bool vec = (rows & 3) == 0 && ((unsigned long long)x & 15) == 0;
+	const bool vec = wg_vec(x, w, rows);
 	const int tid = threadIdx.x;
 	float4 v4[4];
 	float m = 0.0f;
 
 	if (blockIdx.x < blocks)
-		wg_block_load(x, rows, k, nb, ktiles, blockIdx.x, vec, v4);
+		wg_block_load(x, w, rows, k, nb, ktiles, blockIdx.x, vec, v4);
 	for (long long b = blockIdx.x; b < blocks; b += gridDim.x) {
 		long long mat, kb, t, n0;
 
@@ -137,7 +176,7 @@ static __device__ __forceinline__ float wg_split_t(const float *__restrict__ x,
 		}
 		__syncthreads();
 		if (b + gridDim.x < blocks)
-			wg_block_load(x, rows, k, nb, ktiles, b + gridDim.x, vec, v4);
+			wg_block_load(x, w, rows, k, nb, ktiles, b + gridDim.x, vec, v4);
 #pragma unroll
 		for (int i = 0; i < 2; i++) {
 			const int q = tid % 8, n = tid / 8 + 32 * i;
@@ -162,18 +201,18 @@ static __device__ __forceinline__ float wg_split_t(const float *__restrict__ x,
  * consecutive threads consecutive chunks of a row; a transposed operand
  * goes through wg_split_t. */
 static __device__ __forceinline__ float wg_split_by(const float *__restrict__ x,
-	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
-	float p1, float p2, int tr, bool transposed)
+	const wg_view &w, long long mats, long long rows, long long k,
+	unsigned short *__restrict__ h, float p1, float p2, int tr, bool transposed)
 {
 	const int lg = wg_lg(tr);
 	const long long tiles = CDIV(rows, tr), ktiles = CDIV(k, WG_K);
 	const long long rp = tiles * tr, kc = ktiles * 8, chunks = mats * rp * kc;
 	const long long stride = (long long)gridDim.x * 256;
-	const bool vec = (k & 3) == 0 && ((unsigned long long)x & 15) == 0;
+	const bool vec = wg_vec(x, w, k);
 	float m = 0.0f;
 
 	if (transposed)
-		return wg_split_t(x, mats, rows, k, h, p1, p2, tr);
+		return wg_split_t(x, w, mats, rows, k, h, p1, p2, tr);
 	/* two chunks a thread at a time, both loaded before either is split,
 	 * so that 64 bytes a thread are in flight */
 	for (long long c0 = (long long)blockIdx.x * 256 + threadIdx.x; c0 < chunks;
@@ -192,7 +231,7 @@ static __device__ __forceinline__ float wg_split_by(const float *__restrict__ x,
 			h3_divmod(c, kc, &t, &q);
 			h3_divmod(t, rp, &mat, &r);
 			const long long k0 = q * 8;
-			const float *src = x + (mat * rows + r) * k + k0;
+			const float *src = x + wg_at(w, mat) + r * w.ld + k0;
 			if (r >= rows || k0 >= k) {
 #pragma unroll
 				for (int j = 0; j < 8; j++)
@@ -226,14 +265,25 @@ static __device__ __forceinline__ float wg_split_by(const float *__restrict__ x,
 /* wg_split_by with the scale of h3_scale: a grid (G) of 256 threads as
  * gemm_h3_absmax's (attn_absmax's) calls it, which found the partial
  * maxima of operand o in scale; it writes the exponent to scale[o]. */
-static __device__ __forceinline__ void wg_split(const float *__restrict__ x,
-	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
-	int *__restrict__ scale, int o, int tr, bool transposed)
+static __device__ __forceinline__ void wg_split_view(const float *__restrict__ x,
+	const wg_view &w, long long mats, long long rows, long long k,
+	unsigned short *__restrict__ h, int *__restrict__ scale, int o, int tr,
+	bool transposed)
 {
 	float p1, p2;
 
 	h3_scale(scale, o, &p1, &p2);
-	wg_split_by(x, mats, rows, k, h, p1, p2, tr, transposed);
+	wg_split_by(x, w, mats, rows, k, h, p1, p2, tr, transposed);
+}
+
+/* wg_split_view of an operand stored whole: mats matrices of rows x k (k
+ * x rows when transposed). */
+static __device__ __forceinline__ void wg_split(const float *__restrict__ x,
+	long long mats, long long rows, long long k, unsigned short *__restrict__ h,
+	int *__restrict__ scale, int o, int tr, bool transposed)
+{
+	wg_split_view(x, wg_plain(rows, k, transposed), mats, rows, k, h, scale, o, tr,
+		transposed);
 }
 
 /* ---- the scale guessed from a sample, then checked ----
@@ -330,8 +380,8 @@ static __device__ __forceinline__ void wg_split_guessed(const float *__restrict_
 	float p1, p2;
 
 	h3_factors(g, &p1, &p2);
-	const float m = h3_block_max(wg_split_by(x, mats, rows, k, h, p1, p2, tr,
-		transposed));
+	const float m = h3_block_max(wg_split_by(x, wg_plain(rows, k, transposed), mats,
+		rows, k, h, p1, p2, tr, transposed));
 
 	if (threadIdx.x == 0)
 		atomicMax(scale + WG_TRUE + o, __float_as_int(m));
@@ -355,7 +405,8 @@ static __device__ __forceinline__ void wg_resplit(const float *__restrict__ x,
 	if (!WG_RESPLIT || d == 0 || d == 1)
 		return;
 	h3_factors(e, &p1, &p2);
-	wg_split_by(x, mats, rows, k, h, p1, p2, tr, transposed);
+	wg_split_by(x, wg_plain(rows, k, transposed), mats, rows, k, h, p1, p2, tr,
+		transposed);
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		scale[WG_USED + o] = e;
 }

@@ -1,0 +1,22 @@
+/* gemm_spec.cuh: the gemm family's task spec as the macros its kernels
+ * read (gemm.cuh comes after it, tiles.cuh before): which variant, the
+ * bias, the layouts, the lower triangle and the epilogue. A family that
+ * runs the gemm kernels on its own products (mha.cu) defines them
+ * itself instead. */
+
+#define VARIANT_{{variant}} 1
+#define HAS_BIAS ({{bias}})
+#define BATCHED ({{batched}})
+/* C is tril(...): values above the diagonal (col > row) are 0, and tiles
+ * wholly above it are not computed. Only variants wg and wgk take it. */
+#define TRIL ({{tril}})
+/* A stored K x M (A.T @ B): only variants wg and wgk take it. */
+#define A_T ({{a_transposed}})
+#define B_LAYOUT_{{b_layout}} 1
+
+/* The task's epilogue on v, the product plus bias. */
+static __device__ __forceinline__ float gemm_epilogue(float v)
+{
+	return ({{epilogue}});
+}
+

@@ -18,7 +18,7 @@ INSERT INTO meta (key, value) VALUES
 INSERT INTO families (id) VALUES
 	('elementwise'), ('row_norm'), ('row_loss'), ('channel_norm'), ('layer_norm'),
 	('mid_reduce'), ('global_reduce'), ('gemm'), ('gemv'), ('pool'), ('scan'), ('stat_norm'),
-	('row_reduce'), ('attention'), ('broadcast');
+	('row_reduce'), ('attention'), ('broadcast'), ('mha');
 
 INSERT INTO directions (id, name, ord, text) VALUES
 ('memory_access', 'Memory Access', 1,
@@ -242,6 +242,10 @@ INSERT INTO strategies (id, direction, text, moves, risk) VALUES
  'Attention''s tiles by problem: the default 128 x 128 (WGS=2, TILE_N=128) for long sequences and wide heads (KernelBench 97, 512 x 1024 per head: 11.3-11.5 ms against 12.8 for TILE_N=64 and 13.5 for WGS=1, H200); TILE_N=64 or one warpgroup where the sequences are short, so that both products have blocks enough.',
  '[{"family":"attention","variant":"wg","set":{"TILE_N":64}},{"family":"attention","variant":"wg","set":{"WGS":1}}]',
  'Short sequences are launch-bound either way (eight kernels: 70 x 93 x 40 takes about 40 us whatever the tile); the scores'' tile and the output''s share TILE_N.'),
+('tc_mha_tile', 'tensor_cores_precision',
+ 'Multi-head attention''s tiles by problem (one set of knobs for its two linears and its attention): the default 128 x 128 (WGS=2, TILE_N=128) with several tiles a block of the linears (TILES, which the attention''s products do not take) for long sequences (KernelBench level 3''s 43, 128 x 512 positions, 8 heads of 96, H200: 3808 us at TILES=2 or 4 and 3764 at TILES=4 with STAGES=2, against 3910 at one tile a block, 4222 at TILE_N=64 and 4701 at WGS=1); TILE_N=64 where the sequences are short (37 positions, 2 heads of 100: 80 us against 91).',
+ '[{"family":"mha","variant":"wg","set":{"TILES":4,"STAGES":2}},{"family":"mha","variant":"wg","set":{"TILE_N":64}}]',
+ 'Short sequences are launch-bound (15 launches); a head dimension of 96 fills three quarters of the output''s 128-column tile either way.'),
 ('tc_mma_tiling', 'tensor_cores_precision',
  'Tensor-core friendly tiling: 64x32 warp tiles built from m16n8k8 fragments loaded with ldmatrix from a swizzled shared-memory layout (no bank conflicts), TILE_K=32, STAGES=4.',
  '[{"family":"gemm","set":{"TC":1,"WARP_M":64,"WARP_N":32,"TILE_K":32,"STAGES":4}}]',
@@ -351,7 +355,7 @@ INSERT INTO fits (strategy, family, prior) VALUES
 ('tc_3xtf32', 'gemm', 0.8), ('tc_3xfp16', 'gemm', 0.8),
 ('tc_wgmma', 'gemm', 0.9), ('tc_wg_shape', 'gemm', 0.4), ('tc_wg_small_k', 'gemm', 0.3),
 ('pm_split_k', 'gemm', 0.5),
-('tc_attn_tile', 'attention', 0.4),
+('tc_attn_tile', 'attention', 0.4), ('tc_mha_tile', 'mha', 0.5),
 ('ma_vector_loads', 'broadcast', 0.9), ('pm_block_size', 'broadcast', 0.5),
 ('tc_mma_tiling', 'gemm', 0.6),
 ('tc_fp32_ffma', 'gemm', 0.3),

@@ -726,11 +726,12 @@ def _dims(t, axes=None):
     return [(t, i) for i in (range(n) if axes is None else axes)]
 
 
-def recognise(ops, inputs, outputs):
+def recognise(ops, inputs, outputs, inits=None):
     """(family, spec, note) for the forward trace ops whose graph inputs
     are inputs (name -> tensor, forward tensors and parameters alike) and
     whose results are outputs (tensors); (None, None, why) when no family
-    serves it."""
+    serves it. inits (name -> the task's init) tells a fixed causal mask
+    (tril) from a drawn tensor."""
     from trace import skey
     if len(outputs) != 1:
         return None, None, "%d outputs (the families write one)" % len(outputs)
@@ -843,6 +844,9 @@ def recognise(ops, inputs, outputs):
     at = _attention(ops, inputs, y)
     if at:
         return "attention", at, None
+    mh = _mha(ops, inputs, y, inits or {})
+    if mh:
+        return "mha", mh, None
     g = _gemm(ops, real, inputs, names, origin, y)
     if g:
         return g + (None,)
@@ -988,6 +992,116 @@ def _attention(ops, inputs, y):
     return {"causal": causal, "scale": scale, "scale_root": False, "batch": _dims(q, range(n - 2)),
             "q_len": _dims(q, [n - 2]), "kv_len": _dims(k, [n - 2]), "head_dim": _dims(q, [n - 1]),
             "v_dim": _dims(v, [n - 1])}
+
+
+def _strided(t, shape, stride, offset):
+    """Whether t is the view of its storage with this shape, these
+    strides and this offset (in elements)."""
+    return list(t.shape) == list(shape) and list(t.stride()) == list(stride) and \
+        t.storage_offset() == offset
+
+
+def _mha(ops, inputs, y, inits):
+    """The spec of multi-head self-attention as minGPT writes it (KernelBench
+    level 3's 43): qkv = F.linear(x, W1, b1) (x batch x seq x embd), split
+    into Q, K and V of embd each, each viewed as heads x head_dim and the
+    heads moved before the rows; scores Q K^T times or over a constant,
+    masked where a fixed lower triangle of ones (the task's tril buffer,
+    sliced to seq x seq) is 0, softmax over the keys, times V; the heads
+    side by side again and through F.linear(y, W2, b2). Inputs x, W1, b1,
+    W2, b2 (and the mask) in that order. None for anything else."""
+    from trace import skey, FACTORIES
+    copied = {skey(o.outs[0]): o.args[0] for o in ops
+              if o.name in ("aten.clone.default", "aten.contiguous.default") and o.outs}
+    real = [o for o in ops if o.name not in SKIP and o.name not in FACTORIES
+            and o.name != "aten.split.Tensor"]
+    seq = [o.name for o in real]
+    names = list(inputs)
+    if len(names) not in (5, 6) or seq[:2] != ["aten.addmm.default", "aten.bmm.default"] \
+            or seq[-2:] != ["aten.bmm.default", "aten.addmm.default"]:
+        return None
+    x, w1, b1, w2, b2 = (inputs[n] for n in names[:5])
+    if x.dim() != 3 or w1.dim() != 2 or w2.dim() != 2 or b1.dim() != 1 or b2.dim() != 1 \
+            or any(t.dtype != torch.float32 or not t.is_contiguous() for t in (x, w1, b1, w2, b2)):
+        return None
+    B, T, C = x.shape
+    if list(w1.shape) != [3 * C, C] or list(b1.shape) != [3 * C] or list(w2.shape) != [C, C] \
+            or list(b2.shape) != [C]:
+        return None
+    lin1, s1, s2, lin2 = real[0], real[1], real[-2], real[-1]
+
+    def linear(o, a, w, b):
+        """Whether addmm o is F.linear(a, w, b), a viewed as rows of its last axis."""
+        return len(o.args) == 3 and o.args[0] is b and skey(o.args[1]) == skey(a) \
+            and _strided(o.args[1], [B * T, C], [C, 1], 0) and skey(o.args[2]) == skey(w) \
+            and _strided(o.args[2], [C, w.shape[0]], [1, C], 0) and not o.kwargs
+    if not linear(lin1, x, w1, b1) or not _strided(x, [B, T, C], [T * C, C, 1], 0):
+        return None
+    qkv = lin1.outs[0]
+    # the heads of Q, K (transposed) and V: copies of strided views of qkv
+    heads = None
+    for nh in range(1, C + 1):
+        if C % nh:
+            continue
+        d = C // nh
+        q, k = (copied.get(skey(a)) for a in s1.args[:2])
+        if q is not None and k is not None and skey(q) == skey(k) == skey(qkv) \
+                and _strided(q, [B, nh, T, d], [T * 3 * C, d, 3 * C, 1], 0) \
+                and _strided(k, [B, nh, d, T], [T * 3 * C, d, 1, 3 * C], C):
+            heads = nh
+            break
+    if heads is None:
+        return None
+    D = C // heads
+    if not _strided(s1.args[0], [B * heads, T, D], [T * D, D, 1], 0) \
+            or not _strided(s1.args[1], [B * heads, D, T], [T * D, T, 1], 0):
+        return None
+    v = copied.get(skey(s2.args[1]))
+    if v is None or skey(v) != skey(qkv) or not _strided(v, [B, heads, T, D], [T * 3 * C, D, 3 * C, 1], 2 * C) \
+            or not _strided(s2.args[1], [B * heads, T, D], [T * D, D, 1], 0):
+        return None
+    # between the products: the scale, the mask, the softmax, in that order
+    cur, scale, causal, soft, mask_eq = skey(s1.outs[0]), 1.0, False, False, None
+    mask = names[5] if len(names) == 6 else None
+    for o in real[2:-2]:
+        if soft:
+            return None
+        if o.name in ("aten.mul.Tensor", "aten.div.Tensor", "aten.mul.Scalar", "aten.div.Scalar") \
+                and len(o.args) == 2 and skey(o.args[0]) == cur and _number(o.args[1]) and not causal:
+            c = float(o.args[1])
+            scale *= 1.0 / c if o.name.startswith("aten.div") else c
+        elif o.name == "aten.eq.Scalar" and mask and skey(o.args[0]) == skey(inputs[mask]) \
+                and o.args[1] == 0 and inits.get(mask, {}).get("dist") == "tril":
+            m = inputs[mask]
+            L = m.shape[-1]
+            if m.dim() < 2 or any(n != 1 for n in m.shape[:-2]) or m.shape[-2] != L or L < T \
+                    or not _strided(o.args[0], [1] * (m.dim() - 2) + [T, T],
+                                    list(o.args[0].stride()[:-2]) + [L, 1], 0):
+                return None
+            mask_eq = skey(o.outs[0])
+            continue
+        elif o.name == "aten.masked_fill.Scalar" and mask and not causal and skey(o.args[0]) == cur \
+                and mask_eq is not None and skey(o.args[1]) == mask_eq and o.args[2] == float("-inf"):
+            causal = True
+        elif o.name in ("aten._softmax.default", "aten._safe_softmax.default") and skey(o.args[0]) == cur \
+                and o.args[1] in (-1, 3) and not (len(o.args) > 2 and o.args[2]):
+            soft = True
+        else:
+            return None
+        cur = skey(o.outs[0])
+    if not soft or (mask and not causal) or skey(s2.args[0]) != cur \
+            or not _strided(s2.args[0], [B * heads, T, T], [T * T, T, 1], 0) \
+            or not (scale > 0 and math.isfinite(scale)):
+        return None
+    # the heads side by side: a copy of O (batch, heads, seq, head_dim) with the heads after the rows
+    o_ = s2.outs[0]
+    yv = copied.get(skey(lin2.args[1]))
+    if yv is None or skey(yv) != skey(o_) or not _strided(yv, [B, T, heads, D], [heads * T * D, D, T * D, 1], 0) \
+            or not linear(lin2, lin2.args[1], w2, b2) or skey(y) != skey(lin2.outs[0]) \
+            or not _strided(y, [B, T, C], [T * C, C, 1], 0):
+        return None
+    return {"causal": causal, "scale": scale, "scale_root": False, "batch": _dims(x, [0]),
+            "seq": _dims(x, [1]), "heads": [heads], "head_dim": [D]}
 
 
 def _gemm(ops, real, inputs, names, origin, y):

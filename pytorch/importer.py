@@ -790,12 +790,13 @@ def import_file(path, into):
 
     # The family, from the forward's graph at the benchmark sizes.
     graph_inputs = {t["name"]: tensor_objs[t["name"]] for t in inputs}
-    fam, spec, why_not = families.recognise(base.forward.ops, graph_inputs, base.outs)
+    inits = {t["name"]: t["init"] for t in inputs}
+    fam, spec, why_not = families.recognise(base.forward.ops, graph_inputs, base.outs, inits)
     if fam:
         def run_inputs(r):
             ts = [a for a in r.args if isinstance(a, torch.Tensor)] + [p for _, p in r.params]
             return dict(zip(graph_inputs, ts))
-        others = [families.recognise(r.forward.ops, run_inputs(r), r.outs) for r in check_runs]
+        others = [families.recognise(r.forward.ops, run_inputs(r), r.outs, inits) for r in check_runs]
         spec, why_not = families.settle(fam, spec, [o[1] if o[0] == fam else None for o in others])
         fam = fam if spec else None
     if fam:

@@ -175,6 +175,30 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	[[ $output == *'no variant of family attention serves it: wg: {{batch}} = 70000 is above 65535: a block row per matrix'* ]]
 }
 
+@test "multi-head self-attention with its linears is mha: a causal mask buffer is kept as tril and read as causal; the block compiles through the stages" {
+	# minGPT's block: the mask, a buffer of ones' lower triangle, is no draw
+	jq -e '.family == "mha" and .spec == {"causal": true, "scale": 0.1, "scale_root": false,
+		"batch": "3", "seq": "seq_len", "heads": "2", "head_dim": "100"}
+		and (.inputs | map(.name) == ["x", "c_attn_weight", "c_attn_bias", "c_proj_weight", "c_proj_bias", "bias"])
+		and .inputs[5].init == {"dist": "tril"}' "$O/mha_causal/task.json"
+	jq -e '.family == "mha" and (.spec | .causal == false and .heads == "4" and .head_dim == "25"
+		and .scale == 0.2)' "$O/mha_heads/task.json"
+	jq -se --arg f "$P/mha_causal.py" 'map(select(.file == $f))[0] | any(.notes[];
+		. == "buffer bias: a lower triangle of ones (a causal mask), kept as the module makes it")' \
+		"$BATS_FILE_TMPDIR/ours.jsonl"
+	cd "$BATS_TEST_TMPDIR"
+	# the upper triangle is no causal mask: drawn like any buffer, and the block is no family's
+	sed 's/torch.tril(torch.ones/torch.triu(torch.ones/' "$P/mha_causal.py" >upper.py
+	# K Q^T, the scores transposed: another operator, and no family's
+	sed 's/(q @ k.transpose(-2, -1))/(k @ q.transpose(-2, -1))/' "$P/mha_causal.py" >swapped.py
+	"$htam" import -q --into imp upper.py swapped.py >imp.jsonl
+	jq -e '.inputs[5].init.dist == "uniform"' imp/upper/task.json
+	jq -se 'map(.family) == ["none", "none"]' imp.jsonl
+	# kgen's rules and NVRTC: one task, fifteen launches
+	ktask --state "$O/mha_causal" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 2 | kcompile >c.jsonl
+	jq -se 'length == 2 and all(.[]; .compile.ok and (.candidate.launch.launches | length) == 15)' c.jsonl
+}
+
 @test "the null-kernel gate: inputs on which a copy would pass are widened to both signs, then to four times that, with a note each time" {
 	jq -e '.family == "elementwise" and .inputs[0].init == {"dist": "uniform", "low": -4, "high": 4}' \
 		"$O/hardtanh/task.json"

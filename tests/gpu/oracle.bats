@@ -107,6 +107,15 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	jq -se 'all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-6)' out.jsonl
 }
 
+@test "the mha family: six configurations each, a causal block (a tril buffer mask; the scores' product asks more shared memory than the output's, which kbench must allow both) and an unmasked one of odd heads, correct against the oracle" {
+	for t in mha_causal mha_heads; do
+		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 6
+	done | kcompile | kbench -q >out.jsonl
+	jq -c '{t: .task.id, d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
+	[ "$(jq -s 'map(.candidate.id) | unique | length' out.jsonl)" -eq 12 ]
+	jq -se 'all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-5)' out.jsonl
+}
+
 @test "bool masks and broadcast inputs: masked scans (row and column walks, f32 and f16) and global_reduce's row weights and column labels, eight configurations each, correct against the oracle; a scan that ignores its mask is incorrect" {
 	for t in masked_cumsum masked_cumsum_mid masked_cumsum_f16 weighted_mse hinge_loss; do
 		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 8

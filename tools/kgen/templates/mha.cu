@@ -1,0 +1,59 @@
+/* mha.cu: the mha family's own kernels (docs/templates.md), variant wg.
+ * Multi-head self-attention as minGPT writes it: x (batch x seq x embd,
+ * embd = heads x head_dim) through one linear to Q, K and V side by side
+ * (qkv, seq rows of 3 embd a matrix of the batch), each head's
+ * softmax(scale Q K^T, causal or not) V, the heads' outputs side by side
+ * again (y, batch x seq x embd) and through a second linear to the
+ * output. fp32-accurate throughout: both linears are the gemm family's
+ * wg kernels (gemm_wg.cu, with mha.cuh's choices), the attention the
+ * attention family's (attention.cu), all in 3xFP16 split precision on
+ * warpgroup MMA.
+ *
+ * The heads are never copied out: mha_split reads each head's Q, K and V
+ * where the first linear wrote them, as strided views of qkv (wg.cuh's
+ * wg_view: matrix b heads + h at b seq 3 embd + h head_dim, rows 3 embd
+ * apart), into the tiled planes of the attention's products, and the
+ * output's product writes each head's rows into its columns of y
+ * (attn_product's heads). So the block costs the two linears, one pass
+ * over qkv for its largest magnitude (mha_absmax: Q, K and V share one
+ * scale; they come out of one product), the split, and the attention's
+ * scores, written and read once. */
+
+/* Grid (G), 256 threads: the largest finite magnitude of block b's share
+ * of qkv (n values) as the partial maximum b of scale slot 0 and 1 of sqk
+ * (Q, K) and slot 0 of spv (V), attn_absmax's layout. */
+extern "C" __global__ void __launch_bounds__(256)
+mha_absmax(const float *__restrict__ qkv, long long n, int *__restrict__ sqk,
+	int *__restrict__ spv)
+{
+	const float m = h3_block_max(h3_absmax_part(qkv, n));
+
+	if (threadIdx.x == 0) {
+		float *const q = reinterpret_cast<float *>(sqk) + 2;
+
+		q[blockIdx.x] = m;
+		q[gridDim.x + blockIdx.x] = m;
+		reinterpret_cast<float *>(spv)[2 + blockIdx.x] = m;
+	}
+}
+
+/* Grid (G, 3) as mha_absmax's, 256 threads: block row o splits the heads'
+ * Q (o 0), K (1) or V (2, transposed: keys by columns of O) out of qkv
+ * (batch matrices of seq rows of 3 heads head_dim), batch heads matrices
+ * each, into the planes wq, wk and wv as attn_split does. */
+extern "C" __global__ void __launch_bounds__(256)
+mha_split(const float *__restrict__ qkv, long long batch, long long seq,
+	long long heads, long long head_dim, unsigned short *__restrict__ wq,
+	unsigned short *__restrict__ wk, unsigned short *__restrict__ wv,
+	int *__restrict__ sqk, int *__restrict__ spv)
+{
+	const long long embd = heads * head_dim, mats = batch * heads;
+	const wg_view w = { heads, seq * 3 * embd, head_dim, 3 * embd };
+
+	if (blockIdx.y == 0)
+		wg_split_view(qkv, w, mats, seq, head_dim, wq, sqk, 0, TILE_M, false);
+	else if (blockIdx.y == 1)
+		wg_split_view(qkv + embd, w, mats, seq, head_dim, wk, sqk, 1, TILE_N, false);
+	else
+		wg_split_view(qkv + 2 * embd, w, mats, head_dim, seq, wv, spv, 0, TILE_N, true);
+}

@@ -1,0 +1,16 @@
+/* mha.cuh: the mha family's choices for the gemm family's warpgroup
+ * kernels (gemm_wg.cu), in place of gemm_spec.cuh: its two projections
+ * are F.linear's, x W^T + b, row-major, no epilogue. mha.cu says how the
+ * family works. */
+
+#define VARIANT_wg 1
+#define HAS_BIAS 1
+#define BATCHED 0
+#define TRIL 0
+#define A_T 0
+#define B_LAYOUT_nk 1
+
+static __device__ __forceinline__ float gemm_epilogue(float v)
+{
+	return v;
+}

@@ -866,7 +866,7 @@ def settle(fam, spec, others):
     """The spec recognised at the benchmark size, given those recognised at
     the check sizes (others, None where no spec of fam was): a constant
     that is not the same at every size is no constant of the task, so the
-    task is refused (None, why), except attention's scale where it is
+    task is refused (None, why), except attention's (and mha's) scale where it is
     c / sqrt(head_dim) at every size (PyTorch's default, or the scores
     over the root of q.size(-1)): c becomes the scale, and scale_root
     says so. Returns (spec, None) when it holds."""
@@ -874,7 +874,7 @@ def settle(fam, spec, others):
         return None, "the graph is not one %s computes at every check size" % fam
     specs = [spec] + others
     consts = [k for k, v in spec.items() if not isinstance(v, list)]
-    if fam == "attention":
+    if fam in ("attention", "mha"):
         roots = [s["scale"] * math.sqrt(_size(s["head_dim"])) for s in specs]
         if any(s["scale"] != spec["scale"] for s in specs) and \
                 all(abs(r - roots[0]) <= 1e-12 * abs(roots[0]) for r in roots):
@@ -1101,7 +1101,7 @@ def _mha(ops, inputs, y, inits):
             or not _strided(y, [B, T, C], [T * C, C, 1], 0):
         return None
     return {"causal": causal, "scale": scale, "scale_root": False, "batch": _dims(x, [0]),
-            "seq": _dims(x, [1]), "heads": [heads], "head_dim": [D]}
+            "seq": _dims(x, [1]), "heads": _dims(q, [1]), "head_dim": _dims(q, [3])}
 
 
 def _gemm(ops, real, inputs, names, origin, y):

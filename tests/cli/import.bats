@@ -191,9 +191,12 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	sed 's/torch.tril(torch.ones/torch.triu(torch.ones/' "$P/mha_causal.py" >upper.py
 	# K Q^T, the scores transposed: another operator, and no family's
 	sed 's/(q @ k.transpose(-2, -1))/(k @ q.transpose(-2, -1))/' "$P/mha_causal.py" >swapped.py
-	"$htam" import -q --into imp upper.py swapped.py >imp.jsonl
+	# a head size that follows a size: head_dim is that size, and the scale its root's inverse
+	sed 's/^n_embd = 100/head_size = 25\nn_embd = 4 * head_size/' "$P/mha_heads.py" >rooted.py
+	"$htam" import -q --into imp upper.py swapped.py rooted.py >imp.jsonl
 	jq -e '.inputs[5].init.dist == "uniform"' imp/upper/task.json
-	jq -se 'map(.family) == ["none", "none"]' imp.jsonl
+	jq -se 'map(.family) == ["none", "none", "mha"]' imp.jsonl
+	jq -e '.spec | .head_dim == "head_size" and .heads == "4" and .scale == 1 and .scale_root' imp/rooted/task.json
 	# kgen's rules and NVRTC: one task, fifteen launches
 	ktask --state "$O/mha_causal" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 2 | kcompile >c.jsonl
 	jq -se 'length == 2 and all(.[]; .compile.ok and (.candidate.launch.launches | length) == 15)' c.jsonl

@@ -244,7 +244,7 @@ INSERT INTO strategies (id, direction, text, moves, risk) VALUES
  'Short sequences are launch-bound either way (eight kernels: 70 x 93 x 40 takes about 40 us whatever the tile); the scores'' tile and the output''s share TILE_N.'),
 ('tc_mha_tile', 'tensor_cores_precision',
  'Multi-head attention''s tiles by problem (one set of knobs for its two linears and its attention): the default 128 x 128 (WGS=2, TILE_N=128) with several tiles a block of the linears (TILES, which the attention''s products do not take) for long sequences (KernelBench level 3''s 43, 128 x 512 positions, 8 heads of 96, H200: 3808 us at TILES=2 or 4 and 3764 at TILES=4 with STAGES=2, against 3910 at one tile a block, 4222 at TILE_N=64 and 4701 at WGS=1); TILE_N=64 where the sequences are short (37 positions, 2 heads of 100: 80 us against 91).',
- '[{"family":"mha","variant":"wg","set":{"TILES":4,"STAGES":2}},{"family":"mha","variant":"wg","set":{"TILE_N":64}}]',
+ '[{"family":"mha","set":{"TILES":4,"STAGES":2}},{"family":"mha","set":{"TILE_N":64}}]',
  'Short sequences are launch-bound (15 launches); a head dimension of 96 fills three quarters of the output''s 128-column tile either way.'),
 ('tc_mma_tiling', 'tensor_cores_precision',
  'Tensor-core friendly tiling: 64x32 warp tiles built from m16n8k8 fragments loaded with ldmatrix from a swizzled shared-memory layout (no bank conflicts), TILE_K=32, STAGES=4.',

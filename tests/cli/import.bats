@@ -175,14 +175,18 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	[[ $output == *'no variant of family attention serves it: wg: {{batch}} = 70000 is above 65535: a block row per matrix'* ]]
 }
 
-@test "multi-head self-attention with its linears is mha: a causal mask buffer is kept as tril and read as causal; the block compiles through the stages" {
+@test "multi-head self-attention with its linears is mha: a causal mask buffer is kept as tril and read as causal; softmax or relu, with or without the output projection; the blocks compile through the stages" {
 	# minGPT's block: the mask, a buffer of ones' lower triangle, is no draw
-	jq -e '.family == "mha" and .spec == {"causal": true, "scale": 0.1, "scale_root": false,
+	jq -e '.family == "mha" and .spec == {"act": "softmax", "proj": true, "causal": true, "scale": 0.1, "scale_root": false,
 		"batch": "3", "seq": "seq_len", "heads": "2", "head_dim": "100"}
 		and (.inputs | map(.name) == ["x", "c_attn_weight", "c_attn_bias", "c_proj_weight", "c_proj_bias", "bias"])
 		and .inputs[5].init == {"dist": "tril"}' "$O/mha_causal/task.json"
 	jq -e '.family == "mha" and (.spec | .causal == false and .heads == "4" and .head_dim == "25"
 		and .scale == 0.2)' "$O/mha_heads/task.json"
+	# minGPT's ReLU attention: relu for the softmax, no projection (its unused c_proj an input still)
+	jq -e '.family == "mha" and (.spec | .act == "relu" and .proj == false and .causal and .heads == "3")
+		and (.inputs | map(.name) == ["x", "c_attn_weight", "c_attn_bias", "c_proj_weight", "c_proj_bias", "bias"])' \
+		"$O/mha_relu/task.json"
 	jq -se --arg f "$P/mha_causal.py" 'map(select(.file == $f))[0] | any(.notes[];
 		. == "buffer bias: a lower triangle of ones (a causal mask), kept as the module makes it")' \
 		"$BATS_FILE_TMPDIR/ours.jsonl"
@@ -197,9 +201,12 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.inputs[5].init.dist == "uniform"' imp/upper/task.json
 	jq -se 'map(.family) == ["none", "none", "mha"]' imp.jsonl
 	jq -e '.spec | .head_dim == "head_size" and .heads == "4" and .scale == 1 and .scale_root' imp/rooted/task.json
-	# kgen's rules and NVRTC: one task, fifteen launches
-	ktask --state "$O/mha_causal" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 2 | kcompile >c.jsonl
-	jq -se 'length == 2 and all(.[]; .compile.ok and (.candidate.launch.launches | length) == 15)' c.jsonl
+	# kgen's rules and NVRTC: one task, fifteen launches with the projection, ten without
+	for t in mha_causal mha_relu; do
+		ktask --state "$O/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 2 | kcompile
+	done >c.jsonl
+	jq -se 'length == 4 and all(.[]; .compile.ok) and (map([.candidate.variant, (.candidate.launch.launches | length),
+		.candidate.launch.launches[8].kernel]) | unique) == [["heads", 10, "mha_relu"], ["wg", 15, "mha_softmax"]]' c.jsonl
 }
 
 @test "the null-kernel gate: inputs on which a copy would pass are widened to both signs, then to four times that, with a note each time" {

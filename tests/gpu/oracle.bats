@@ -107,12 +107,12 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	jq -se 'all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-6)' out.jsonl
 }
 
-@test "the mha family: six configurations each, a causal block (a tril buffer mask; the scores' product asks more shared memory than the output's, which kbench must allow both) and an unmasked one of odd heads, correct against the oracle" {
-	for t in mha_causal mha_heads; do
+@test "the mha family: six configurations each, a causal block (a tril buffer mask; the scores' product asks more shared memory than the output's, which kbench must allow both), an unmasked one of odd heads and a ReLU one without projection, correct against the oracle" {
+	for t in mha_causal mha_heads mha_relu; do
 		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 6
 	done | kcompile | kbench -q >out.jsonl
 	jq -c '{t: .task.id, d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
-	[ "$(jq -s 'map(.candidate.id) | unique | length' out.jsonl)" -eq 12 ]
+	[ "$(jq -s 'map(.candidate.id) | unique | length' out.jsonl)" -eq 18 ]
 	jq -se 'all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-5)' out.jsonl
 }
 

@@ -198,7 +198,9 @@ rules_substitute(const char *text, const json_t *task, const char *variant,
 
 /* A copy of the launch plan template with every string substituted; an
  * args element that is exactly "{{inputs}}" or "{{outputs}}" becomes the
- * names of all the task's inputs or outputs. Returns NULL with err set. */
+ * names of all the task's inputs or outputs, and a launch's kernel takes
+ * spec members as they are, not as size expressions ("mha_{{act}}").
+ * Returns NULL with err set. */
 static json_t *
 plan_render(const json_t *v, const json_t *task, const char *variant,
 	char *err, size_t errlen)
@@ -243,6 +245,16 @@ plan_render(const json_t *v, const json_t *task, const char *variant,
 	if (json_is_object(v)) {
 		out = json_object();
 		json_object_foreach((json_t *)v, k, e) {
+			if (!strcmp(k, "kernel") && json_is_string(e)) {
+				if (!(s = rules_substitute(json_string_value(e), task, variant, 0,
+				    err, errlen))) {
+					json_decref(out);
+					return NULL;
+				}
+				json_object_set_new(out, k, json_string(s));
+				free(s);
+				continue;
+			}
 			if (!(r = plan_render(e, task, variant, err, errlen))) {
 				json_decref(out);
 				return NULL;

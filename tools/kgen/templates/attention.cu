@@ -156,6 +156,44 @@ static __device__ __forceinline__ void attn_chunk(const float *s, long long q,
 		v[j] *= c; /* -inf stays -inf: c > 0 */
 }
 
+/* Writes row r of matrix mat of S (its scores at s, keys from lim on
+ * masked) into the A planes of the output's product at P (attn_softmax's
+ * layout), each chunk of 8 scores times c through f(v) and scaled by p1
+ * p2; chunks past the keys zeros. A warp a row: this thread's lane. */
+template <typename F>
+static __device__ __forceinline__ void attn_put_row(unsigned short *__restrict__ P,
+	const float *s, long long mat, long long r, long long lim, long long tiles,
+	long long ktiles, int lg, float c, float p1, float p2, int lane, F f)
+{
+	const float zero[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+	float v[8];
+
+	for (long long q = lane; q < ktiles * 8; q += 32) {
+		unsigned short *dst = wg_chunk(P, mat, r, q, tiles, ktiles, TILE_M, lg);
+
+		if (q * 8 >= lim) {
+			wg_put(dst, TILE_M * WG_K, zero, 1.0f, 1.0f);
+			continue;
+		}
+		attn_chunk(s, q, lim, c, v);
+		f(v);
+		wg_put(dst, TILE_M * WG_K, v, p1, p2);
+	}
+}
+
+/* attn_softmax's probabilities of a chunk: 2^(v - m) / l, times 2^P_EXP
+ * (inv). */
+struct attn_prob {
+	float m, inv;
+
+	__device__ void operator()(float (&v)[8]) const
+	{
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+			v[j] = exp2f(v[j] - m) * inv;
+	}
+};
+
 /* A grid of 256 threads, a warp a row: each row of S (mats matrices of M
  * rows, N scores each; head dimension d) as the probabilities softmax(scale s) (those the
  * causal mask removes 0) times 2^P_EXP, written into the A planes of the
@@ -164,18 +202,16 @@ static __device__ __forceinline__ void attn_chunk(const float *s, long long q,
  * exponentials come from one pass (each lane's running pair, merged
  * across the warp), the probabilities from a second, which finds the row
  * in L1 or L2. */
-extern "C" __global__ void __launch_bounds__(256)
-attn_softmax(unsigned short *__restrict__ P, const float *__restrict__ S,
-	int *__restrict__ scale, long long mats, long long M, long long N,
-	long long d)
+static __device__ __forceinline__ void attn_softmax_rows(unsigned short *__restrict__ P,
+	const float *__restrict__ S, int *__restrict__ scale, long long mats, long long M,
+	long long N, long long d)
 {
 	const int lane = threadIdx.x & 31, lg = __ffs(TILE_M) - 1;
 	const long long ld = CDIV(N, 8) * 8, tiles = CDIV(M, TILE_M), rp = tiles * TILE_M;
-	const long long ktiles = CDIV(N, WG_K), kc = ktiles * 8, rows = mats * rp;
+	const long long ktiles = CDIV(N, WG_K), rows = mats * rp;
 	/* in powers of 2 */
 	const float c = SM_SCALE * (SCALE_ROOT ? 1.0f / sqrtf((float)d) : 1.0f) *
 		1.4426950408889634f;
-	const float zero[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
 
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		scale[1] = P_EXP;
@@ -212,20 +248,26 @@ attn_softmax(unsigned short *__restrict__ P, const float *__restrict__ S,
 				(m2 == ATT_NEG_INF ? 0.0f : l2 * exp2f(m2 - mx));
 			m = mx;
 		}
-		const float inv = lim ? __int_as_float((127 + P_EXP) << 23) / l : 0.0f;
+		const attn_prob prob = { m, lim ? __int_as_float((127 + P_EXP) << 23) / l : 0.0f };
 
-		for (long long q = lane; q < kc; q += 32) {
-			unsigned short *dst = wg_chunk(P, mat, r, q, tiles, ktiles, TILE_M, lg);
-
-			if (q * 8 >= lim) {
-				wg_put(dst, TILE_M * WG_K, zero, 1.0f, 1.0f);
-				continue;
-			}
-			attn_chunk(s, q, lim, c, v);
-#pragma unroll
-			for (int j = 0; j < 8; j++)
-				v[j] = exp2f(v[j] - m) * inv;
-			wg_put(dst, TILE_M * WG_K, v, 1.0f, 1.0f);
-		}
+		attn_put_row(P, s, mat, r, lim, tiles, ktiles, lg, c, 1.0f, 1.0f, lane, prob);
 	}
 }
+
+extern "C" __global__ void __launch_bounds__(256)
+attn_softmax(unsigned short *__restrict__ P, const float *__restrict__ S,
+	int *__restrict__ scale, long long mats, long long M, long long N,
+	long long d)
+{
+	attn_softmax_rows(P, S, scale, mats, M, N, d);
+}
+
+/* relu(v), NaN kept (as PyTorch's): the masked keys' -inf become 0. */
+struct attn_relu_op {
+	__device__ void operator()(float (&v)[8]) const
+	{
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+			v[j] = v[j] < 0.0f ? 0.0f : v[j];
+	}
+};

@@ -4,7 +4,9 @@
  * (qkv, seq rows of 3 embd a matrix of the batch), each head's
  * softmax(scale Q K^T, causal or not) V, the heads' outputs side by side
  * again (y, batch x seq x embd) and through a second linear to the
- * output. fp32-accurate throughout: both linears are the gemm family's
+ * output (variant wg); or, as minGPT's ReLU attention, relu in place of
+ * the softmax (mha_relu, below) and y the output (variant heads, the
+ * plan's first ten launches). fp32-accurate throughout: both linears are the gemm family's
  * wg kernels (gemm_wg.cu, with mha.cuh's choices), the attention the
  * attention family's (attention.cu), all in 3xFP16 split precision on
  * warpgroup MMA.
@@ -56,4 +58,48 @@ mha_split(const float *__restrict__ qkv, long long batch, long long seq,
 		wg_split_view(qkv + embd, w, mats, seq, head_dim, wk, sqk, 1, TILE_N, false);
 	else
 		wg_split_view(qkv + 2 * embd, w, mats, head_dim, seq, wv, spv, 0, TILE_N, true);
+}
+
+/* The attention's middle, by the spec's act (the plan launches
+ * mha_{{act}}): mha_softmax is attn_softmax's; mha_relu writes relu(scale
+ * s) in place of the probabilities (the masked keys 0), as minGPT's ReLU
+ * attention computes them, in one pass over S (no sum). Those are
+ * unbounded, so they are scaled by 2^E for a bound of them, c d m^2 (d
+ * the head dimension, m the largest magnitude of Q and K, which share
+ * mha_split's exponent e with V in scale[0]: m < 2^(14 - e)), E from
+ * h3_exponent of the bound, kept in [-100, 200] so that its factors stay
+ * normal; E to scale[1]. Same grid and arguments as attn_softmax. */
+extern "C" __global__ void __launch_bounds__(256)
+mha_softmax(unsigned short *__restrict__ P, const float *__restrict__ S,
+	int *__restrict__ scale, long long mats, long long M, long long N,
+	long long d)
+{
+	attn_softmax_rows(P, S, scale, mats, M, N, d);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+mha_relu(unsigned short *__restrict__ P, const float *__restrict__ S,
+	int *__restrict__ scale, long long mats, long long M, long long N,
+	long long d)
+{
+	const int lane = threadIdx.x & 31, lg = __ffs(TILE_M) - 1;
+	const long long ld = CDIV(N, 8) * 8, tiles = CDIV(M, TILE_M), rp = tiles * TILE_M;
+	const long long ktiles = CDIV(N, WG_K), rows = mats * rp;
+	const float c = SM_SCALE * (SCALE_ROOT ? 1.0f / sqrtf((float)d) : 1.0f);
+	/* the bound is under 2^(ilogb(c d) + 1 + 28 - 2 e): times 2^E, under
+	 * 2^14 (fp16's largest is 65504) */
+	const int E = min(max(13 - ilogbf(c * (float)d) - 28 + 2 * scale[0], -100), 200);
+	float p1, p2;
+
+	h3_factors(E, &p1, &p2);
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		scale[1] = E;
+	for (long long w = (long long)blockIdx.x * 8 + threadIdx.x / 32; w < rows;
+		w += (long long)gridDim.x * 8) {
+		long long mat, r;
+
+		h3_divmod(w, rp, &mat, &r);
+		attn_put_row(P, S + (mat * M + r) * ld, mat, r, r >= M ? 0 : CAUSAL ? min(N, r + 1) : N,
+			tiles, ktiles, lg, c, p1, p2, lane, attn_relu_op());
+	}
 }

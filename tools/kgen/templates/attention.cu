@@ -156,26 +156,62 @@ static __device__ __forceinline__ void attn_chunk(const float *s, long long q,
 		v[j] *= c; /* -inf stays -inf: c > 0 */
 }
 
-/* Writes row r of matrix mat of S (its scores at s, keys from lim on
- * masked) into the A planes of the output's product at P (attn_softmax's
- * layout), each chunk of 8 scores times c through f(v) and scaled by p1
- * p2; chunks past the keys zeros. A warp a row: this thread's lane. */
+/* The scores' scale: the spec's constant, over the root of the head
+ * dimension d when SCALE_ROOT. */
+static __device__ __forceinline__ float attn_scale(long long d)
+{
+	return SM_SCALE * (SCALE_ROOT ? 1.0f / sqrtf((float)d) : 1.0f);
+}
+
+/* A row of S as a warp walks it: matrix mat's row r, its scores at s,
+ * the keys it sees (lim: from lim on masked, 0 for the rows that pad M to
+ * whole tiles), this thread's lane, and where its chunks go in the A
+ * planes of the output's product (tiles of TILE_M rows, ktiles of keys;
+ * lg for wg_chunk). */
+struct attn_row {
+	const float *s;
+	long long mat, r, lim, tiles, ktiles;
+	int lane, lg;
+};
+
+/* f(row) for each row of S (mats matrices of M rows of N scores, rows
+ * CDIV(N, 8) * 8 apart) and each padding row of the planes: a warp a
+ * row, the grid's blocks of 256 threads striding over them. */
+template <typename F>
+static __device__ __forceinline__ void attn_each_row(const float *__restrict__ S,
+	long long mats, long long M, long long N, F f)
+{
+	const long long ld = CDIV(N, 8) * 8, tiles = CDIV(M, TILE_M), rp = tiles * TILE_M;
+
+	for (long long w = (long long)blockIdx.x * 8 + threadIdx.x / 32; w < mats * rp;
+		w += (long long)gridDim.x * 8) {
+		long long mat, r;
+
+		h3_divmod(w, rp, &mat, &r);
+		f(attn_row{ S + (mat * M + r) * ld, mat, r, r >= M ? 0 : CAUSAL ? min(N, r + 1) : N,
+			tiles, CDIV(N, WG_K), (int)(threadIdx.x & 31), __ffs(TILE_M) - 1 });
+	}
+}
+
+/* Writes row w into the A planes of the output's product at P
+ * (attn_softmax's layout), each chunk of 8 scores times c through f(v)
+ * and scaled by p1 p2; chunks past the keys zeros. */
 template <typename F>
 static __device__ __forceinline__ void attn_put_row(unsigned short *__restrict__ P,
-	const float *s, long long mat, long long r, long long lim, long long tiles,
-	long long ktiles, int lg, float c, float p1, float p2, int lane, F f)
+	const attn_row &w, float c, float p1, float p2, F f)
 {
 	const float zero[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+	const long long lim = w.lim;
 	float v[8];
 
-	for (long long q = lane; q < ktiles * 8; q += 32) {
-		unsigned short *dst = wg_chunk(P, mat, r, q, tiles, ktiles, TILE_M, lg);
+	for (long long q = w.lane; q < w.ktiles * 8; q += 32) {
+		unsigned short *dst = wg_chunk(P, w.mat, w.r, q, w.tiles, w.ktiles, TILE_M, w.lg);
 
 		if (q * 8 >= lim) {
 			wg_put(dst, TILE_M * WG_K, zero, 1.0f, 1.0f);
 			continue;
 		}
-		attn_chunk(s, q, lim, c, v);
+		attn_chunk(w.s, q, lim, c, v);
 		f(v);
 		wg_put(dst, TILE_M * WG_K, v, p1, p2);
 	}
@@ -206,28 +242,17 @@ static __device__ __forceinline__ void attn_softmax_rows(unsigned short *__restr
 	const float *__restrict__ S, int *__restrict__ scale, long long mats, long long M,
 	long long N, long long d)
 {
-	const int lane = threadIdx.x & 31, lg = __ffs(TILE_M) - 1;
-	const long long ld = CDIV(N, 8) * 8, tiles = CDIV(M, TILE_M), rp = tiles * TILE_M;
-	const long long ktiles = CDIV(N, WG_K), rows = mats * rp;
-	/* in powers of 2 */
-	const float c = SM_SCALE * (SCALE_ROOT ? 1.0f / sqrtf((float)d) : 1.0f) *
-		1.4426950408889634f;
+	const float c = attn_scale(d) * 1.4426950408889634f; /* in powers of 2 */
 
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		scale[1] = P_EXP;
-	for (long long w = (long long)blockIdx.x * 8 + threadIdx.x / 32; w < rows;
-		w += (long long)gridDim.x * 8) {
-		long long mat, r;
-
-		h3_divmod(w, rp, &mat, &r);
-		const float *s = S + (mat * M + r) * ld;
-		const long long lim = r >= M ? 0 : CAUSAL ? min(N, r + 1) : N;
+	attn_each_row(S, mats, M, N, [&](const attn_row &w) {
 		float m = ATT_NEG_INF, l = 0.0f, v[8];
 
-		for (long long q = lane; q * 8 < lim; q += 32) {
+		for (long long q = w.lane; q * 8 < w.lim; q += 32) {
 			float mx = m;
 
-			attn_chunk(s, q, lim, c, v);
+			attn_chunk(w.s, q, w.lim, c, v);
 #pragma unroll
 			for (int j = 0; j < 8; j++)
 				mx = fmaxf(mx, v[j]);
@@ -248,10 +273,10 @@ static __device__ __forceinline__ void attn_softmax_rows(unsigned short *__restr
 				(m2 == ATT_NEG_INF ? 0.0f : l2 * exp2f(m2 - mx));
 			m = mx;
 		}
-		const attn_prob prob = { m, lim ? __int_as_float((127 + P_EXP) << 23) / l : 0.0f };
+		const attn_prob prob = { m, w.lim ? __int_as_float((127 + P_EXP) << 23) / l : 0.0f };
 
-		attn_put_row(P, s, mat, r, lim, tiles, ktiles, lg, c, 1.0f, 1.0f, lane, prob);
-	}
+		attn_put_row(P, w, c, 1.0f, 1.0f, prob);
+	});
 }
 
 extern "C" __global__ void __launch_bounds__(256)

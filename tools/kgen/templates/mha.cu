@@ -82,10 +82,7 @@ mha_relu(unsigned short *__restrict__ P, const float *__restrict__ S,
 	int *__restrict__ scale, long long mats, long long M, long long N,
 	long long d)
 {
-	const int lane = threadIdx.x & 31, lg = __ffs(TILE_M) - 1;
-	const long long ld = CDIV(N, 8) * 8, tiles = CDIV(M, TILE_M), rp = tiles * TILE_M;
-	const long long ktiles = CDIV(N, WG_K), rows = mats * rp;
-	const float c = SM_SCALE * (SCALE_ROOT ? 1.0f / sqrtf((float)d) : 1.0f);
+	const float c = attn_scale(d);
 	/* the bound is under 2^(ilogb(c d) + 1 + 28 - 2 e): times 2^E, under
 	 * 2^14 (fp16's largest is 65504) */
 	const int E = min(max(13 - ilogbf(c * (float)d) - 28 + 2 * scale[0], -100), 200);
@@ -94,12 +91,7 @@ mha_relu(unsigned short *__restrict__ P, const float *__restrict__ S,
 	h3_factors(E, &p1, &p2);
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		scale[1] = E;
-	for (long long w = (long long)blockIdx.x * 8 + threadIdx.x / 32; w < rows;
-		w += (long long)gridDim.x * 8) {
-		long long mat, r;
-
-		h3_divmod(w, rp, &mat, &r);
-		attn_put_row(P, S + (mat * M + r) * ld, mat, r, r >= M ? 0 : CAUSAL ? min(N, r + 1) : N,
-			tiles, ktiles, lg, c, p1, p2, lane, attn_relu_op());
-	}
+	attn_each_row(S, mats, M, N, [&](const attn_row &w) {
+		attn_put_row(P, w, c, p1, p2, attn_relu_op());
+	});
 }

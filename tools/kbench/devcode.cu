@@ -58,7 +58,9 @@ kb_below16(float v, float hi, int dtype, bool clamp)
 // Fills n elements of p with draws of one distribution: normal (a mean,
 // b std), uniform [a, b), randint [a, b); float draws are multiplied by
 // scale. tril is no draw: matrices of a rows by b columns, 1 where the
-// column is at most the row, else 0 (a causal mask). Element i depends only on (key, i): any grid gives the same data.
+// column is at most the row, else 0 (a causal mask; the task gives it no
+// scale). Element i depends only on (key, i): any grid gives the same
+// data.
 // Float normal and uniform draws in f32, f16 and bf16, the common case
 // and the one every timed run pays for (kbench draws fresh inputs for
 // each), come two from one 64-bit hash of (key, i / 2) in float
@@ -124,7 +126,6 @@ kb_fill(void *p, long long n, int dtype, int dist, double a, double b,
 			const long long cols = (long long)b, row = i / cols % (long long)a;
 
 			v = i % cols <= row ? 1.0 : 0.0;
-			scale = 1.0;
 		} else {
 			v = a + floor(kb_unit(h) * (b - a));
 		}

@@ -1149,10 +1149,14 @@ def _gemm(ops, real, inputs, names, origin, y):
     if mm.name != "aten.bmm.default" and v.shape[1] == 1 and layout == "kn" and bias is None \
             and len(real) == 1 and not a_t:
         return "gemv", {"m": [(v, 0)], "k": [(a, 1)]}
-    # tril(C): the output is the lower triangle of the epilogue's result
-    tril = real[-1].name == "aten.tril.default" and real[-1].outs[0] is y and y.dim() >= 2 \
-        and (len(real[-1].args) < 2 or real[-1].args[1] == 0) and not real[-1].kwargs.get("diagonal")
-    if tril:
+    # tril(C) or triu(C): the output is the lower or upper triangle of the
+    # epilogue's result, its diagonal kept
+    tri = real[-1].name if real[-1].name in ("aten.tril.default", "aten.triu.default") \
+        and real[-1].outs[0] is y and y.dim() >= 2 \
+        and (len(real[-1].args) < 2 or real[-1].args[1] == 0) and not real[-1].kwargs.get("diagonal") \
+        else None
+    tril, triu = tri == "aten.tril.default", tri == "aten.triu.default"
+    if tri:
         y = real[-1].args[0]
     known = pointwise_expr([o for o in ops if o is not mm], {skey(v): "v"}, v.shape)
     # The result may be reshaped back (a 3-D input flattened for the product).
@@ -1167,10 +1171,10 @@ def _gemm(ops, real, inputs, names, origin, y):
     batched = mm.name == "aten.bmm.default"
     if batched:
         spec = {"batched": True, "a_transposed": a_t, "b_layout": layout, "bias": False, "epilogue": epi,
-                "tril": tril,
+                "tril": tril, "triu": triu,
                 "batch": [(a, 0)], "m": [(a, 1)], "n": [(v, 2)], "k": [(a, 2)]}
     else:
         spec = {"batched": False, "a_transposed": a_t, "b_layout": layout, "bias": bias is not None,
-                "epilogue": epi, "tril": tril,
+                "epilogue": epi, "tril": tril, "triu": triu,
                 "batch": 1, "m": [(v, 0)], "n": [(v, 1)], "k": [(a, 1)]}
     return "gemm", spec

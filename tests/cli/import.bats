@@ -87,6 +87,10 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	# bmm(a.transpose(1, 2), b): A stored k x m in each batch
 	jq -e '.family == "gemm" and .spec.batched and .spec.a_transposed and .spec.m == "m" and .spec.k == "k"' \
 		"$O/bmm_transposed_a/task.json"
+	# triu(A @ B): the upper triangle of the product (A and B drawn whole, with a note each)
+	jq -e '.family == "gemm" and .spec.triu and (.spec.tril | not) and .spec.m == "n" and .spec.k == "n"' \
+		"$O/triu_matmul/task.json"
+	[ "$(jq -r --arg f "$P/triu_matmul.py" 'select(.file == $f) | .notes | length' "$BATS_FILE_TMPDIR/ours.jsonl")" = 2 ]
 	jq -e '.family == "none" and .spec == {}' "$O/sort_rows/task.json"
 	# f16 and bf16 problems take the families' specs as f32 ones do; mixed float types none
 	jq -e '.family == "row_norm" and .spec.op == "softmax"' "$O/softmax_f16/task.json"
@@ -360,8 +364,8 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		[ "$(fam "kb1_${t%%:*}")" = "${t#*:}" ] || { echo "kb1_${t%%:*}: $(fam "kb1_${t%%:*}")"; false; }
 	done
 	[ "$(spec kb1_95_crossentropyloss)" = '{"op":"cross_entropy","rows":"batch_size","cols":"num_classes"}' ]
-	[ "$(spec kb1_1_square_matrix_multiplication)" = '{"batched":false,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","tril":false,"batch":1,"m":"N","n":"N","k":"N"}' ]
-	[ "$(spec kb1_3_batched_matrix_multiplication)" = '{"batched":true,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","tril":false,"batch":"batch_size","m":"m","n":"n","k":"k"}' ]
+	[ "$(spec kb1_1_square_matrix_multiplication)" = '{"batched":false,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","tril":false,"triu":false,"batch":1,"m":"N","n":"N","k":"N"}' ]
+	[ "$(spec kb1_3_batched_matrix_multiplication)" = '{"batched":true,"a_transposed":false,"b_layout":"kn","bias":false,"epilogue":"v","tril":false,"triu":false,"batch":"batch_size","m":"m","n":"n","k":"k"}' ]
 	# A.T @ B and A.T @ B.T: A is the transpose of an input stored K x M
 	[ "$(spec kb1_16_matmul_with_transposed_a | jq -c '[.a_transposed, .b_layout, .m, .k]')" = '[true,"kn","M","K"]' ]
 	[ "$(spec kb1_18_matmul_with_transposed_both | jq -c '[.a_transposed, .b_layout, .m, .k]')" = '[true,"nk","M","K"]' ]

@@ -85,7 +85,7 @@ compiled() {
 	run gemm_tasks
 	[ "$status" -eq 0 ]
 	names=$(for t in "${lines[@]}"; do echo "${t##*/}"; done | sort | tr '\n' ' ')
-	[ "$names" = "batched_linear_tanh bmm gemm_div_gelu gemm_scale_residual gemm_sub_mul_relu matmul_square matmul_standard matvec t_linear_relu t_tril " ]
+	[ "$names" = "batched_linear_tanh bmm gemm_div_gelu gemm_scale_residual gemm_sub_mul_relu matmul_square matmul_standard matvec t_linear_relu t_tril t_triu " ]
 }
 
 @test "every knob value of every gemm variant renders, less those the constraints refuse" {
@@ -104,7 +104,7 @@ compiled() {
 			'["wg",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":1,"TILES":1}]' ]
 		# A stored K x M, a triangular C: only wg, wgf and wgk take them (h3's and tiled's when)
 		want=$variants
-		[ "$(jq '.spec.a_transposed or .spec.tril' "$t/task.json")" = true ] && want="wg wgf wgk"
+		[ "$(jq '.spec.a_transposed or .spec.tril or .spec.triu' "$t/task.json")" = true ] && want="wg wgf wgk"
 		[ "$(jq -r .candidate.variant "$OUT/$id.cand" | sort -u | tr '\n' ' ')" = "$want " ]
 		# distinct configurations, each a distinct candidate
 		[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq "$n" ]
@@ -196,16 +196,18 @@ compiled() {
 	[ "${lines[0]}" = '[["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"],["C","i64:(m)","i64:(n)","i64:(k)","A","B"]]' ]
 }
 
-@test "a product of A stored K x M, or a triangular C, is served by wg, wgk and wgf alone, h3 and tiled saying why not" {
-	for t in t_linear_relu t_tril; do
-		grep -q 'sweep h3 TILE_M=64 .*refused: variant h3 does not apply: (1 - {{a_transposed}}) \* (1 - {{tril}}) is 0 at params' "$OUT/$t.notes"
+@test "a product of A stored K x M, or a triangular C (lower or upper), is served by wg, wgk and wgf alone, h3 and tiled saying why not" {
+	for t in t_linear_relu t_tril t_triu; do
+		grep -q 'sweep h3 TILE_M=64 .*refused: variant h3 does not apply: (1 - {{a_transposed}}) \* (1 - {{tril}}) \* (1 - {{triu}}) is 0 at params' "$OUT/$t.notes"
 		grep -q 'sweep tiled TC=0 .*refused: variant tiled does not apply' "$OUT/$t.notes"
 		[ "$(jq -r .candidate.variant "$OUT/$t.cand" | sort -u | tr '\n' ' ')" = "wg wgf wgk " ]
 	done
 	src=$(head -1 "$OUT/t_linear_relu.cand" | jq -r .candidate.source)
 	[[ $src == *"#define A_T (1)"* && $src == *"#define B_LAYOUT_nk 1"* && $src == *"#define TRIL (0)"* ]]
 	src=$(head -1 "$OUT/t_tril.cand" | jq -r .candidate.source)
-	[[ $src == *"#define TRIL (1)"* && $src == *"#define BATCHED (1)"* ]]
+	[[ $src == *"#define TRIL (1)"* && $src == *"#define TRIU (0)"* && $src == *"#define BATCHED (1)"* ]]
+	src=$(head -1 "$OUT/t_triu.cand" | jq -r .candidate.source)
+	[[ $src == *"#define TRIL (0)"* && $src == *"#define TRIU (1)"* ]]
 }
 
 @test "the gemm source carries the task's spec: layout, bias, batching, epilogue" {

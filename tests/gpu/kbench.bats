@@ -353,6 +353,13 @@ gemm_run() {
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
+@test "the gemm family's wg, wgk and wgf are correct on triu(A @ B + 1): the tiles below the diagonal zeros, not computed" {
+	# as tril's, on a C taller than wide, so that whole tiles lie below the diagonal
+	gemm_run tests/data/kgen-gemm/t_triu 7
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg wgf wgf wgf " ]
+	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
+}
+
 @test "the gemm family's wg, wgk and wgf are correct where A is stored K x M (A.T @ B.T, with bias)" {
 	# h3 and tiled refuse A stored K x M: the default, split-K, 4 tiles a block, 192 wide and wgf three ways
 	gemm_run tests/data/kgen-gemm/t_linear_relu 7

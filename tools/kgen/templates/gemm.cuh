@@ -18,11 +18,11 @@
 #endif
 
 /* v (times 2^sh) plus the bias of column col, through the epilogue; 0
- * above the diagonal when TRIL. */
+ * above the diagonal when TRIL, below it when TRIU. */
 static __device__ __forceinline__ float finish(float v, int sh,
 	const float *bias, long long row, long long col)
 {
-	if (TRIL && col > row)
+	if ((TRIL && col > row) || (TRIU && col < row))
 		return 0.0f;
 	if (sh)
 		v = scalbnf(v, sh);

@@ -97,6 +97,13 @@ gemm_wg_resplit(const float *__restrict__ a, long long amats, long long arows,
 #define KSPLIT 1
 #endif
 
+/* Whether the tile of C at (m0, n0) lies wholly outside the triangle a
+ * tril or triu C keeps: every value of it 0, its product not computed. */
+static __device__ __forceinline__ bool wg_outside(long long m0, long long n0)
+{
+	return (TRIL && n0 > m0 + TILE_M - 1) || (TRIU && m0 > n0 + TILE_N - 1);
+}
+
 /* Writes v0, v1 (columns col, col + 1 of row row of C, at crow) times
  * 2^sh: through the bias and the epilogue, or with split-K as they are, a
  * slice's share of the sum. */
@@ -145,9 +152,9 @@ static __device__ __forceinline__ void wg_tile_store(float *C, long long M,
  * A and B themselves are not read (they come with the task's inputs,
  * before the bias). With split-K (variant wgk) block z of SPLITK takes
  * slice z of the k-tiles and writes its share of the product to slice z
- * of C, the partials, instead. A tile wholly above the diagonal of a tril
- * C is not computed: zeros (gemm_wg_reduce masks the partials it does not
- * write). */
+ * of C, the partials, instead. A tile wholly outside the triangle of a
+ * tril or triu C is not computed: zeros (gemm_wg_reduce masks the
+ * partials it does not write). */
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 	const unsigned short *__restrict__ wa, const unsigned short *__restrict__ wb,
@@ -176,7 +183,7 @@ gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 		if (t >= tiles)
 			break;
 		tile_at(t, M, N, TILE_M, TILE_N, &m0, &n0);
-		const bool skip = TRIL && n0 > m0 + TILE_M - 1;
+		const bool skip = wg_outside(m0, n0);
 		if (role == WG_PRODUCER) {
 			if (!skip)
 				wg_produce(q, reinterpret_cast<const unsigned char *>(wa) +
@@ -342,8 +349,8 @@ static __device__ __forceinline__ void wgf_consume(wg_ring &q,
  * C, straight from A and B (fp32, as the task gives them): WGS consumer
  * warpgroups as gemm_wg's and CONVS converter warpgroups that fill their
  * stages (wgf.cuh). gemm_wg_reduce sums the slices through the bias and
- * the epilogue. A tile wholly above the diagonal of a tril C writes
- * nothing (gemm_wg_reduce masks it). */
+ * the epilogue. A tile wholly outside the triangle of a tril or triu C
+ * writes nothing (gemm_wg_reduce masks it). */
 extern "C" __global__ void __launch_bounds__(WGF_THREADS, 1)
 gemm_wgf(float *__restrict__ C, long long M, long long N, long long K,
 	const float *__restrict__ A, const float *__restrict__ B BIAS_PARAM)
@@ -361,7 +368,7 @@ gemm_wgf(float *__restrict__ C, long long M, long long N, long long K,
 #endif
 
 	tile_origin(M, N, TILE_M, TILE_N, &m0, &n0);
-	if (TRIL && n0 > m0 + TILE_M - 1)
+	if (wg_outside(m0, n0))
 		return;
 	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)), 128 * CONVS);
 	if (role == WG_PRODUCER) {
@@ -402,8 +409,8 @@ gemm_wg_reduce(float *__restrict__ C, const float *__restrict__ part,
 #pragma unroll
 		for (int z = 0; z < KSPLIT; z++)
 			v += __ldcs(part + z * total + i);
-		C[i] = finish(v, 0, bias, TRIL ? i / N % M : 0,
-			HAS_BIAS || TRIL ? i % N : 0);
+		C[i] = finish(v, 0, bias, TRIL || TRIU ? i / N % M : 0,
+			HAS_BIAS || TRIL || TRIU ? i % N : 0);
 	}
 }
 #endif

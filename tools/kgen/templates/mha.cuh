@@ -7,6 +7,7 @@
 #define HAS_BIAS 1
 #define BATCHED 0
 #define TRIL 0
+#define TRIU 0
 #define A_T 0
 #define B_LAYOUT_nk 1
 

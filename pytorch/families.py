@@ -1140,14 +1140,28 @@ def _gemm(ops, real, inputs, names, origin, y):
         layout = "nk"
     else:
         return None
+    v = mm.outs[0]
+    # A product without a bias, then plus a 1-D input of one value per
+    # column (nn.Linear(bias=False) and a parameter of its own added):
+    # that input is the bias, added before the epilogue as addmm's is.
+    added = None
+    if bias is None and mm.name == "aten.mm.default" and len(real) > 1 \
+            and real[1].name == "aten.add.Tensor" and real[1].kwargs.get("alpha", 1) == 1 \
+            and len(real[1].args) == 2 and any(t is v for t in real[1].args):
+        p = real[1].args[1] if real[1].args[0] is v else real[1].args[0]
+        if isinstance(p, torch.Tensor) and p.dim() == 1 and origin.get(p) \
+                and p.shape[0] == v.shape[1] and p.is_contiguous():
+            bias, added = p, real[1]
     if bias is not None and not (origin.get(bias) and bias.dim() == 1):
         return None
+    # The kernels take A, B and the bias in that order: the task's inputs
+    # are put so where the problem declared them otherwise (a bias
+    # parameter before the linear's weight), by "_inputs".
     want = [an, bn] + ([origin.get(bias)] if bias is not None else [])
-    if list(inputs)[:len(want)] != want or len(inputs) != len(want):
+    if sorted(inputs) != sorted(want) or len(set(want)) != len(want):
         return None
-    v = mm.outs[0]
     if mm.name != "aten.bmm.default" and v.shape[1] == 1 and layout == "kn" and bias is None \
-            and len(real) == 1 and not a_t:
+            and len(real) == 1 and not a_t and list(inputs) == want:
         return "gemv", {"m": [(v, 0)], "k": [(a, 1)]}
     # tril(C) or triu(C): the output is the lower or upper triangle of the
     # epilogue's result, its diagonal kept
@@ -1158,7 +1172,9 @@ def _gemm(ops, real, inputs, names, origin, y):
     tril, triu = tri == "aten.tril.default", tri == "aten.triu.default"
     if tri:
         y = real[-1].args[0]
-    known = pointwise_expr([o for o in ops if o is not mm], {skey(v): "v"}, v.shape)
+    if added is not None:
+        v = added.outs[0]
+    known = pointwise_expr([o for o in ops if o is not mm and o is not added], {skey(v): "v"}, v.shape)
     # The result may be reshaped back (a 3-D input flattened for the product).
     epi = known.get(skey(y)) if list(y.shape) == list(v.shape) else None
     if epi is None and y.is_contiguous() and y.numel() == v.numel():
@@ -1177,4 +1193,6 @@ def _gemm(ops, real, inputs, names, origin, y):
         spec = {"batched": False, "a_transposed": a_t, "b_layout": layout, "bias": bias is not None,
                 "epilogue": epi, "tril": tril, "triu": triu,
                 "batch": 1, "m": [(v, 0)], "n": [(v, 1)], "k": [(a, 1)]}
+    if list(inputs) != want:
+        spec["_inputs"] = want
     return "gemm", spec

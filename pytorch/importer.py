@@ -800,6 +800,12 @@ def import_file(path, into):
         spec, why_not = families.settle(fam, spec, [o[1] if o[0] == fam else None for o in others])
         fam = fam if spec else None
     if fam:
+        # A family whose kernels take the inputs in another order than the
+        # problem declared them (gemm: A, B, then the bias) names it; the
+        # oracle and the export take the inputs by name.
+        order = spec.pop("_inputs", None)
+        if order:
+            inputs.sort(key=lambda t: order.index(t["name"]))
         spec = {k: _spec_dim(v, k, dims, runs, base)
                 if isinstance(v, list) and all(isinstance(f, (tuple, int)) for f in v) else v
                 for k, v in spec.items()}

@@ -87,6 +87,11 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	# bmm(a.transpose(1, 2), b): A stored k x m in each batch
 	jq -e '.family == "gemm" and .spec.batched and .spec.a_transposed and .spec.m == "m" and .spec.k == "k"' \
 		"$O/bmm_transposed_a/task.json"
+	# a linear without bias plus a bias parameter of the module's own: the product's bias, the
+	# inputs in the kernels' order (the module declares shift before proj.weight)
+	jq -e '.family == "gemm" and .spec.bias and .spec.b_layout == "nk" and .spec.epilogue == "fmaxf(v, 0.0f)"
+		and ([.inputs[].name] == ["x", "proj_weight", "shift"])
+		and .reference.weights == {"shift": "shift", "proj_weight": "proj.weight"}' "$O/linear_bias_param/task.json"
 	# triu(A @ B): the upper triangle of the product (A and B drawn whole, with a note each)
 	jq -e '.family == "gemm" and .spec.triu and (.spec.tril | not) and .spec.m == "n" and .spec.k == "n"' \
 		"$O/triu_matmul/task.json"

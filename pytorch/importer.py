@@ -9,7 +9,6 @@ standard output ({"file", "status": "imported" | "refused", "task",
 docs/tasks.md ("Imported tasks") states every rule applied here.
 """
 import argparse
-import copy
 import inspect
 import json
 import math
@@ -180,6 +179,25 @@ def classify_sizes(problem, base):
         else:
             fixed[name] = v
     return sizes, fixed, ties
+
+
+def multiples(problem, base, fixed):
+    """The integers that broke the problem at v + 1 but run it at 2 v, at
+    other shapes (v + 1 broke a divisibility, an embedding over a head
+    count, that 2 v keeps): name -> v. Sizes only where the others give
+    no check sets, whose candidates then keep v's factors of two
+    (candidates' halving), as few odd values do."""
+    ref, out = base.in_shapes(), {}
+    for name, f in fixed.items():
+        if not isinstance(f, tuple):
+            continue
+        try:
+            r = meta_run(problem, {name: 2 * f[0]})
+        except _Invalid:
+            continue
+        if r.in_shapes() != ref:
+            out[name] = f[0]
+    return out
 
 
 def _tie(problem, name, v, peers, ref):
@@ -561,8 +579,12 @@ def trials(problem, task, sets):
                                                  _eval_shape(t["shape"], sizes),
                                                  TORCH_DT[t["dtype"]], gen)
             y32 = _outputs(call(model, tensors, task["reference"], torch.float32))
-            y64 = _outputs(call(copy.deepcopy(model).double(), tensors, task["reference"],
-                                torch.float64))
+            # a second construction, not a copy: a copy's closures (a
+            # lambda over a submodule, minGPT's mlpf) still call the
+            # first's fp32 modules
+            torch.manual_seed(seed)
+            model64 = ns["Model"](*ns["get_init_inputs"]()).double()
+            y64 = _outputs(call(model64, tensors, task["reference"], torch.float64))
             yield sizes, tensors, y32, y64
 
 
@@ -680,7 +702,20 @@ def import_file(path, into):
         raise Refused("no module-level integer can change, on its own or with others of its value, "
                       "to give other sizes" + (": %s" % broke[0] if broke else " (none shapes a tensor)"))
 
-    checks, check_runs = choose_checks(problem, sizes, base)
+    try:
+        checks, check_runs = choose_checks(problem, sizes, base)
+    except Refused as first:
+        # no check sets with those integers fixed that broke it at v + 1:
+        # once more with those that run at 2 v as sizes too (minGPT's
+        # block: 768 x 3072 weights at any n_embd over its n_head)
+        more = multiples(problem, base, fixed)
+        if not more:
+            raise
+        try:
+            checks, check_runs = choose_checks(problem, dict(sizes, **more), base)
+        except Refused:
+            raise first from None
+        sizes = dict(sizes, **more)
 
     # Inputs: the forward's tensors, then parameters and buffers.
     sig = inspect.signature(type(base.model).forward)

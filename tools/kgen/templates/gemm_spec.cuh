@@ -12,7 +12,7 @@
  * row). Only the warpgroup variants (wg, wgk, wgf) take them. */
 #define TRIL ({{tril}})
 #define TRIU ({{triu}})
-/* A stored K x M (A.T @ B): only variants wg and wgk take it. */
+/* A stored K x M (A.T @ B): only the warpgroup variants take it. */
 #define A_T ({{a_transposed}})
 #define B_LAYOUT_{{b_layout}} 1
 

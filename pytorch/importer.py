@@ -216,10 +216,14 @@ def _tie(problem, name, v, peers, ref):
 ODD = [7, 11, 13, 9, 17, 5, 19, 23, 15, 21, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43]
 
 
-def candidates(sizes):
+def candidates(sizes, scaled=False):
     """Size sets to try as check sets, best first: distinct small odd
     values; the problem's sizes halved down to 8..32 (keeping the
-    divisibility they had), plus one; then a few seeded random draws."""
+    divisibility they had), plus one; then a few seeded random draws;
+    scaled, last, every large size that one power of two (8 to 64)
+    divides over it, so that the sizes keep the divisibility they have
+    with one another (an image over its patch, a width over its head
+    count)."""
     big = [n for n, v in sizes.items() if v > KEEP_AT_OR_BELOW]
     keep = {n: v for n, v in sizes.items() if v <= KEEP_AT_OR_BELOW}
     if not big:
@@ -249,6 +253,8 @@ def candidates(sizes):
     for _ in range(24):
         yield dict(keep, **{n: rng.choice([3, 5, 6, 7, 9, 10, 11, 12, 13, 15, 16, 17, 20, 24, 31, 32])
                             for n in big})
+    for d in ((8, 16, 32, 64) if scaled else ()):
+        yield dict(keep, **{n: sizes[n] // d if sizes[n] % d == 0 else sizes[n] for n in big})
 
 
 def cost_ok(run):
@@ -300,14 +306,14 @@ def aligned_check(problem, chosen, runs, base_run):
     return (cand, r) if r else None
 
 
-def choose_checks(problem, sizes, base_run, want=3):
+def choose_checks(problem, sizes, base_run, want=3, scaled=False):
     """At least two check size sets on which the problem runs (on the CPU,
     for real), each different from the benchmark sizes and from the
     others, and the aligned one (aligned_check) where there is one; the
     first error seen when none is found."""
     chosen, runs, first_err, costly = [], [], None, 0
     base = {n: v for n, v in sizes.items()}
-    for cand in candidates(sizes):
+    for cand in candidates(sizes, scaled):
         if cand == base or cand in chosen:
             continue
         try:
@@ -712,7 +718,7 @@ def import_file(path, into):
         if not more:
             raise
         try:
-            checks, check_runs = choose_checks(problem, dict(sizes, **more), base)
+            checks, check_runs = choose_checks(problem, dict(sizes, **more), base, scaled=True)
         except Refused:
             raise first from None
         sizes = dict(sizes, **more)

@@ -19,7 +19,7 @@ import traceback
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from problem import Problem, ProblemError, torch_modules, call, draw_tensor, half_type, sizes_of, TORCH_DT  # noqa: E402
+from problem import Problem, ProblemError, torch_modules, build, call, draw_tensor, half_type, sizes_of, TORCH_DT  # noqa: E402
 
 torch = torch_modules()
 from trace import Trace, flop_terms, skey, RANDOM, VIEWS, COPIES  # noqa: E402
@@ -577,20 +577,15 @@ def trials(problem, task, sets):
         ns = problem.namespace(sizes_of(task["reference"], sizes))
         for seed in SEEDS:
             gen = torch.Generator().manual_seed(1000 * k + seed)
-            torch.manual_seed(seed)
-            model = ns["Model"](*ns["get_init_inputs"]())
+            model = build(ns, seed)
             tensors = {}
             for t in task["inputs"]:
                 tensors[t["name"]] = draw_tensor(evaluate_randint_bounds(t["init"], sizes),
                                                  _eval_shape(t["shape"], sizes),
                                                  TORCH_DT[t["dtype"]], gen)
             y32 = _outputs(call(model, tensors, task["reference"], torch.float32))
-            # a second construction, not a copy: a copy's closures (a
-            # lambda over a submodule, minGPT's mlpf) still call the
-            # first's fp32 modules
-            torch.manual_seed(seed)
-            model64 = ns["Model"](*ns["get_init_inputs"]()).double()
-            y64 = _outputs(call(model64, tensors, task["reference"], torch.float64))
+            y64 = _outputs(call(build(ns, seed, double=True), tensors, task["reference"],
+                                torch.float64))
             yield sizes, tensors, y32, y64
 
 

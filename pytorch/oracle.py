@@ -31,7 +31,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from problem import Problem, torch_modules, call, draw_tensor, half_type, sizes_of, TORCH_DT  # noqa: E402
+from problem import Problem, torch_modules, build, call, draw_tensor, half_type, sizes_of, TORCH_DT  # noqa: E402
 
 # The array interface has no bfloat16: a bf16 buffer is opened as int16
 # and viewed (VIEWS); a bool one (bytes of 0 or 1) as uint8, viewed.
@@ -262,9 +262,7 @@ def check(argv):
                 continue
             try:
                 ns = problem.namespace(sizes_of(ref, sizes))
-                torch.manual_seed(k)
-                with torch.device(a.device):
-                    model = ns["Model"](*ns["get_init_inputs"]())
+                model = build(ns, k, a.device)
                 gen = torch.Generator().manual_seed(k)
                 ts = {t["name"]: draw_tensor(_bounds(t["init"], sizes), _shape(t["shape"], sizes),
                                              TORCH_DT[t["dtype"]], gen).to(a.device)
@@ -283,12 +281,7 @@ def check(argv):
                     if r.is_floating_point() and not bool(torch.isfinite(r).all()):
                         raise RuntimeError("output %s is not finite" % o["name"])
                 if a.f64:
-                    # built again under the same seed, not copied: a copy's
-                    # lambdas over submodules still call the fp32 ones
-                    torch.manual_seed(k)
-                    with torch.device(a.device):
-                        model64 = ns["Model"](*ns["get_init_inputs"]()).double()
-                    r64 = _list(call(model64, ts, ref, torch.float64))
+                    r64 = _list(call(build(ns, k, a.device, double=True), ts, ref, torch.float64))
                     worst = 0.0
                     for o, x, y in zip(task["outputs"], res, r64):
                         x, y = x.double(), y.double()

@@ -215,6 +215,19 @@ def draw_tensor(spec, shape, dtype, gen, device="cpu"):
     return t.to(dtype)
 
 
+def build(ns, seed, device=None, double=False):
+    """The problem's module from its namespace ns (Problem.namespace),
+    built under torch's seed seed on device (default the current one), in
+    float64 when double. Two builds under one seed hold the same values: a
+    float64 twin of a module is built again, not copied, as a copy's
+    lambdas over submodules (minGPT's mlpf) still call the first's."""
+    torch = _torch()
+    torch.manual_seed(seed)
+    with torch.device(device or torch.get_default_device()):
+        m = ns["Model"](*ns["get_init_inputs"]())
+    return m.double() if double else m
+
+
 def call(model, tensors, ref, dtype=None):
     """The module's forward on a task's tensors (name -> tensor): its
     parameters and buffers replaced by the task's (buffers copied, as a

@@ -18,7 +18,7 @@
 static const char *const task_members[] = {
 	"id", "description", "kernelbench", "torch", "family", "spec", "params",
 	"check_params", "inputs", "outputs", "tolerance", "bytes", "flops",
-	"baseline_us", "reference", NULL
+	"baseline_us", "reference", "then", NULL
 };
 
 /* Formats an error about one field of the task into err; returns -1. */
@@ -259,6 +259,179 @@ check_tensors(const json_t *task, const char *list, const json_t *sets,
 	return 0;
 }
 
+/* The chain's stages after the first (task_stage): each names a known
+ * family, a spec, the shape and float type of the buffer it reads ("from")
+ * and the task's inputs it reads besides, none named by two stages. */
+static int
+check_then(const json_t *task, const json_t *sets, char *err, size_t errlen)
+{
+	static const char *const members[] = { "family", "spec", "from", "inputs", NULL };
+	static const char *const from_members[] = { "shape", "dtype", NULL };
+	const json_t *then = json_object_get(task, "then"), *st, *from, *dim, *in;
+	json_t *used;
+	const char *unknown, *fam, *name;
+	enum dtype dt;
+	char at[96];
+	size_t i, d, k;
+	int rc = -1;
+
+	if (!then)
+		return 0;
+	if (!json_is_array(then) || json_array_size(then) == 0 ||
+	    json_array_size(then) > TASK_THEN_MAX)
+		return bad(err, errlen, task, "then: expected an array of 1 to %d stages",
+			TASK_THEN_MAX);
+	if (strcmp(json_string_value(json_object_get(task, "family")), TASK_NO_FAMILY) == 0)
+		return bad(err, errlen, task, "then: a task of no family (\"%s\") has no "
+			"stages after it", TASK_NO_FAMILY);
+	json_array_foreach(json_object_get(task, "inputs"), i, st)
+		if (strncmp(json_string_value(json_object_get(st, "name")), "then_", 5) == 0)
+			return bad(err, errlen, task, "inputs[%zu].name: '%s' is the name of a "
+				"buffer between a chain's stages", i,
+				json_string_value(json_object_get(st, "name")));
+	json_array_foreach(json_object_get(task, "outputs"), i, st)
+		if (strncmp(json_string_value(json_object_get(st, "name")), "then_", 5) == 0)
+			return bad(err, errlen, task, "outputs[%zu].name: '%s' is the name of a "
+				"buffer between a chain's stages", i,
+				json_string_value(json_object_get(st, "name")));
+	used = json_object();
+	json_array_foreach(then, i, st) {
+		if (!json_is_object(st)) {
+			bad(err, errlen, task, "then[%zu]: expected an object", i);
+			goto out;
+		}
+		if ((unknown = json_unknown_member(st, members))) {
+			bad(err, errlen, task, "then[%zu]: unknown member '%s' (family, spec, "
+				"from, inputs)", i, unknown);
+			goto out;
+		}
+		fam = json_string_value(json_object_get(st, "family"));
+		if (!family_known(fam)) {
+			bad(err, errlen, task, "then[%zu].family: %s%s%s is not a known family",
+				i, fam ? "'" : "", fam ? fam : "missing", fam ? "'" : "");
+			goto out;
+		}
+		if (!json_is_object(json_object_get(st, "spec"))) {
+			bad(err, errlen, task, "then[%zu].spec: expected an object", i);
+			goto out;
+		}
+		from = json_object_get(st, "from");
+		if (!json_is_object(from) || (unknown = json_unknown_member(from, from_members))) {
+			bad(err, errlen, task, "then[%zu].from: expected {shape, dtype}, the "
+				"buffer the stage before writes", i);
+			goto out;
+		}
+		if (dtype_parse(json_string_value(json_object_get(from, "dtype")), &dt) < 0 ||
+		    DTYPE_INTEGRAL(dt)) {
+			bad(err, errlen, task, "then[%zu].from.dtype: expected a float type", i);
+			goto out;
+		}
+		if (!json_is_array(json_object_get(from, "shape")) ||
+		    json_array_size(json_object_get(from, "shape")) > 8) {
+			bad(err, errlen, task, "then[%zu].from.shape: expected an array of at "
+				"most 8 size expressions", i);
+			goto out;
+		}
+		json_array_foreach(json_object_get(from, "shape"), d, dim) {
+			snprintf(at, sizeof(at), "then[%zu].from.shape[%zu]", i, d);
+			if (check_expr(task, dim, sets, 1, at, err, errlen) < 0)
+				goto out;
+		}
+		in = json_object_get(st, "inputs");
+		if (in && !json_is_array(in)) {
+			bad(err, errlen, task, "then[%zu].inputs: expected an array of the "
+				"task's input names", i);
+			goto out;
+		}
+		json_array_foreach(in, k, dim) {
+			name = json_string_value(dim);
+			if (!name || !task_tensor(task, "inputs", name)) {
+				bad(err, errlen, task, "then[%zu].inputs[%zu]: expected the name of "
+					"one of the task's inputs", i, k);
+				goto out;
+			}
+			if (json_object_get(used, name)) {
+				bad(err, errlen, task, "then[%zu].inputs[%zu]: '%s' is read by an "
+					"earlier stage", i, k, name);
+				goto out;
+			}
+			json_object_set_new(used, name, json_true());
+		}
+	}
+	rc = 0;
+out:
+	json_decref(used);
+	return rc;
+}
+
+size_t
+task_stages(const json_t *task)
+{
+	return 1 + json_array_size(json_object_get(task, "then"));
+}
+
+void
+task_stage_buffer(size_t s, char *buf, size_t len)
+{
+	snprintf(buf, len, "then_%zu", s + 1);
+}
+
+/* The buffer stage s (0-based) writes, as an output {name, dtype, shape}:
+ * what the next stage's "from" says. */
+static json_t *
+stage_buffer(const json_t *task, size_t s)
+{
+	const json_t *from = json_object_get(json_array_get(json_object_get(task, "then"), s),
+		"from");
+	char name[32];
+
+	task_stage_buffer(s, name, sizeof(name));
+	return json_pack("{s:s, s:O, s:O}", "name", name, "dtype",
+		json_object_get(from, "dtype"), "shape", json_object_get(from, "shape"));
+}
+
+json_t *
+task_stage(const json_t *task, size_t s)
+{
+	const json_t *then = json_object_get(task, "then"), *st, *t, *n;
+	size_t n_stages = task_stages(task), i, j, k;
+	json_t *view, *ins, *outs, *in;
+	int later;
+
+	if (!then)
+		return json_incref((json_t *)task);
+	view = json_deep_copy(task);
+	json_object_del(view, "then");
+	ins = json_array();
+	if (s == 0) {
+		/* the task's inputs that no later stage names, in the task's order */
+		json_array_foreach(json_object_get(task, "inputs"), i, t) {
+			later = 0;
+			json_array_foreach(then, j, st)
+				json_array_foreach(json_object_get(st, "inputs"), k, n)
+					later |= json_equal((json_t *)n, json_object_get(t, "name"));
+			if (!later)
+				json_array_append(ins, (json_t *)t);
+		}
+	} else {
+		st = json_array_get(then, s - 1);
+		json_object_set(view, "family", json_object_get(st, "family"));
+		json_object_set(view, "spec", json_object_get(st, "spec"));
+		in = stage_buffer(task, s - 1);
+		json_array_append_new(ins, in);
+		json_array_foreach(json_object_get(st, "inputs"), j, n)
+			json_array_append(ins, (json_t *)task_tensor(task, "inputs",
+				json_string_value(n)));
+	}
+	json_object_set_new(view, "inputs", ins);
+	if (s + 1 < n_stages) {
+		outs = json_array();
+		json_array_append_new(outs, stage_buffer(task, s));
+		json_object_set_new(view, "outputs", outs);
+	}
+	return view;
+}
+
 static int
 check_tolerance(const json_t *task, char *err, size_t errlen)
 {
@@ -431,6 +604,7 @@ task_validate(const json_t *task, char *err, size_t errlen)
 	names = json_object();
 	if (check_tensors(task, "inputs", sets, names, err, errlen) < 0 ||
 	    check_tensors(task, "outputs", sets, names, err, errlen) < 0 ||
+	    check_then(task, sets, err, errlen) < 0 ||
 	    check_expr(task, json_object_get(task, "bytes"), sets, 0, "bytes", err, errlen) < 0 ||
 	    check_expr(task, json_object_get(task, "flops"), sets, 0, "flops", err, errlen) < 0 ||
 	    check_tolerance(task, err, errlen) < 0 ||

@@ -31,6 +31,25 @@ int task_validate(const json_t *task, char *err, size_t errlen);
  * backend does. */
 #define TASK_NO_FAMILY "none"
 
+/* A chain (docs/tasks.md, "Chains"): the task's family computes its first
+ * stage into an intermediate buffer, and each entry of the task's "then"
+ * ({family, spec, from: {shape, dtype}, inputs: [names]}) computes the next
+ * stage from the one before, the last writing the task's outputs. At most
+ * TASK_THEN_MAX entries. */
+#define TASK_THEN_MAX 4
+/* The number of stages: 1 + the entries of "then". */
+size_t task_stages(const json_t *task);
+/* The name of the buffer stage s (0-based, below the last) writes and
+ * stage s + 1 reads: "then_<s+1>". */
+void task_stage_buffer(size_t s, char *buf, size_t len);
+/* Stage s of a valid task as a task of its own: its family and spec, its
+ * inputs (stage 0: the task's inputs no later stage names; stage s > 0:
+ * the buffer before it, then the inputs it names), its outputs (the next
+ * stage's buffer, or the task's outputs at the last stage), and no
+ * "then". A new reference; the task itself (a new reference) when it is no
+ * chain. */
+json_t *task_stage(const json_t *task, size_t s);
+
 /* Is the task's reference an oracle (the problem's PyTorch module, run by
  * kbench's oracle process) rather than a CUDA kernel with a launch plan? */
 int task_oracle(const json_t *task);

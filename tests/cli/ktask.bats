@@ -122,6 +122,30 @@ refused_with() {
 	refused_with "family: 'convolution' is not a known family"
 }
 
+@test "a chain's stages (then) are checked: each a known family, its spec, the buffer it reads and the inputs it reads besides" {
+	# axpy as a chain: 2x first (reading x), then the sum with z
+	chain='.spec = {"expr": "2.0f * x", "numel": "n"} | .then = [{"family": "elementwise",
+		"spec": {"expr": "then_1 + z", "numel": "n"}, "from": {"shape": ["n"], "dtype": "f32"}, "inputs": ["z"]}]'
+	ktask_with "$chain"
+	[ "$status" -eq 0 ]
+	[ "$(jq -c '.task.then[0].inputs' <<<"$output")" = '["z"]' ]
+	ktask_with "$chain"' | .then = []';        refused_with 'then: expected an array of 1 to 4 stages'
+	ktask_with "$chain"' | .then[0].family = "convolution"'
+	refused_with "then[0].family: 'convolution' is not a known family"
+	ktask_with "$chain"' | .then[0].spec = 1'; refused_with 'then[0].spec: expected an object'
+	ktask_with "$chain"' | .then[0].from.dtype = "i64"'; refused_with 'then[0].from.dtype: expected a float type'
+	ktask_with "$chain"' | .then[0].from.shape = ["m"]'; refused_with "then[0].from.shape[0]: column 1: unknown name 'm'"
+	ktask_with "$chain"' | .then[0].inputs = ["w"]'
+	refused_with "then[0].inputs[0]: expected the name of one of the task's inputs"
+	ktask_with "$chain"' | .then[1] = .then[0]'; refused_with "then[1].inputs[0]: 'z' is read by an earlier stage"
+	ktask_with "$chain"' | .then[0].via = 1';  refused_with "then[0]: unknown member 'via'"
+	# the buffers between stages are named then_1, then_2, ...: no tensor of the task may be
+	ktask_with "$chain"' | .inputs[1].name = "then_1" | .then[0].inputs = ["then_1"]'
+	refused_with "inputs[1].name: 'then_1' is the name of a buffer between a chain's stages"
+	ktask_with "$chain"' | .family = "none" | .spec = {}'
+	refused_with 'then: a task of no family ("none") has no stages after it'
+}
+
 @test "a shape naming an undefined size is refused" {
 	ktask_with '.outputs[0].shape = ["n", "m"]'
 	refused_with "outputs[0].shape[1]: column 1: unknown name 'm'"

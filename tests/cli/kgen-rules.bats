@@ -186,6 +186,32 @@ candidates() {
 	[ -z "$output" ]
 }
 
+@test "a chain renders as one candidate: the first stage searched, each later one at its family's start, its kernels renamed, the buffers between them workspace; NVRTC compiles it" {
+	# axpy as a chain (docs/tasks.md): 2x first, then the sum with z
+	chain='.task.spec = {"expr": "2.0f * x", "numel": "n"} | .task.then = [{"family": "elementwise",
+		"spec": {"expr": "then_1 + z", "numel": "n"}, "from": {"shape": ["n"], "dtype": "f32"}, "inputs": ["z"]}]'
+	run bash -c "ktask --state tests/data/tasks/axpy | jq -c '$chain' | kgen -b rules -k 2"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	run candidates
+	# the first stage's knobs move (BLOCK), the later stage's stay at the family's start
+	[ "$(jq -sc 'map(.defines.BLOCK) | unique | length' <<<"$output")" -eq 2 ]
+	[ "$(jq -sc 'map(.launch.launches[1].block) | unique' <<<"$output")" = '[["(1024)"]]' ]
+	[ "$(head -1 <<<"$output" | jq -c '[.family, .variant, [.launch.launches[] | [.kernel, .args]], .launch.workspace]')" = \
+		'["elementwise","vector",[["elementwise",["x","then_1","i64:(n)"]],["t1_elementwise",["then_1","z","y","i64:(n)"]]],[{"name":"then_1","dtype":"f32","count":"1 * (n)"}]]' ]
+	ktask --state tests/data/tasks/axpy | jq -c "$chain" | kgen -b rules -k 1 >"$BATS_TEST_TMPDIR/c.jsonl"
+	jq -r .candidate.source "$BATS_TEST_TMPDIR/c.jsonl" >"$BATS_TEST_TMPDIR/c.cu"
+	grep -q 'namespace htam_then1 {' "$BATS_TEST_TMPDIR/c.cu"
+	grep -q '^#define elementwise t1_elementwise$' "$BATS_TEST_TMPDIR/c.cu"
+	command -v kcompile >/dev/null || skip "no kcompile on PATH"
+	[ "$(kcompile <"$BATS_TEST_TMPDIR/c.jsonl" | jq -c '[.compile.ok, (.compile.kernels | keys)]')" = \
+		'[true,["elementwise","t1_elementwise"]]' ]
+	# a later stage's spec is checked as the first's, and named
+	run bash -c "ktask --state tests/data/tasks/axpy | jq -c '$chain | del(.task.then[0].spec.numel)' | kgen -b rules -k 1 2>/dev/null"
+	[ "$(jq -c '.candidate | [.status, .reason]' <<<"$output")" = \
+		'["gen_error","then[0] (elementwise): task \"axpy\": spec.numel is missing (family elementwise needs it: docs/templates.md)"]' ]
+}
+
 @test "a task whose spec lacks a dimension gets a gen_error with the reason" {
 	run bash -c "ktask --state --run t1 tasks/l1norm | jq -c 'del(.task.spec.cols)' | kgen -b rules -k 2 2>/dev/null"
 	[ "$status" -eq 0 ]
@@ -317,7 +343,10 @@ candidates() {
 	command -v kcompile >/dev/null || skip "no kcompile on PATH"
 	imp=$BATS_TEST_TMPDIR/imp
 	htam import -q --into "$imp" tests/data/problems >"$BATS_TEST_TMPDIR/imp.jsonl" 2>/dev/null || true
-	jq -r 'select(.status == "imported" and .family != "none") | .task' "$BATS_TEST_TMPDIR/imp.jsonl" >"$BATS_TEST_TMPDIR/served"
+	# (chains are left to import.bats: their first stage sweeps as the single family's does)
+	jq -r 'select(.status == "imported" and .family != "none") | .task' "$BATS_TEST_TMPDIR/imp.jsonl" |
+		while read -r t; do jq -e 'has("then") | not' "$imp/$t/task.json" >/dev/null && echo "$t"; done \
+		>"$BATS_TEST_TMPDIR/served"
 	fams=$(jq -r 'select(.status == "imported" and .family != "none") | .family' "$BATS_TEST_TMPDIR/imp.jsonl" | sort -u | wc -l)
 	echo "# $(wc -l <"$BATS_TEST_TMPDIR/served") problems of $fams families: sweeping and compiling" >&3
 	# shellcheck disable=SC2046

@@ -552,6 +552,7 @@ rules_family_load(const char *dir, const char *family, char *err, size_t errlen)
 				goto fail;
 		if (check_starts(file, json_object_get(f, "starts"), vars, err, errlen) < 0)
 			goto fail;
+		json_object_set_new(f, "_dir", json_string(dir));
 		free(file);
 		return f;
 	}

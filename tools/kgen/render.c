@@ -268,8 +268,9 @@ plan_render(const json_t *v, const json_t *task, const char *variant,
 
 /* ---- configurations ---- */
 
-json_t *
-rules_render(const json_t *family, const json_t *task, const char *variant,
+/* rules_render for one stage: task is the stage as a task of its own. */
+static json_t *
+render_one(const json_t *family, const json_t *task, const char *variant,
 	const json_t *knobs, char *err, size_t errlen)
 {
 	const json_t *var = rules_variant(family, variant), *decl, *k, *v;
@@ -322,6 +323,281 @@ out:
 	json_decref(defines);
 	json_decref(optask);
 	return c;
+}
+
+/* ---- chains ---- */
+
+/* text with each identifier that names a knob of knobs replaced by its
+ * value in parentheses: a later stage's launch plan, whose knobs are not
+ * the candidate's defines. A new string. */
+static char *
+bind_knobs(const char *text, const json_t *knobs)
+{
+	size_t len = strlen(text), cap = len + 1, n = 0, i = 0, j;
+	char *out = xmalloc(cap), name[64];
+	const json_t *v;
+
+	while (i < len) {
+		j = i;
+		if (isalpha((unsigned char)text[i]) || text[i] == '_') {
+			while (j < len && (isalnum((unsigned char)text[j]) || text[j] == '_'))
+				j++;
+		} else if (isdigit((unsigned char)text[i]) || text[i] == '.') {
+			/* a number, exponent and suffix included: 1e-05's e is no name */
+			while (j < len && (isalnum((unsigned char)text[j]) || text[j] == '_' ||
+			    text[j] == '.' || ((text[j] == '-' || text[j] == '+') &&
+			    (text[j - 1] == 'e' || text[j - 1] == 'E'))))
+				j++;
+		} else
+			j = i + 1;
+		v = NULL;
+		if ((isalpha((unsigned char)text[i]) || text[i] == '_') && j - i < sizeof(name)) {
+			memcpy(name, text + i, j - i);
+			name[j - i] = '\0';
+			v = json_object_get(knobs, name);
+		}
+		if (v) {
+			snprintf(name, sizeof(name), "(%" JSON_INTEGER_FORMAT ")",
+				json_integer_value(v));
+			cap += strlen(name);
+			out = xrealloc(out, cap);
+			memcpy(out + n, name, strlen(name));
+			n += strlen(name);
+		} else {
+			memcpy(out + n, text + i, j - i);
+			n += j - i;
+		}
+		i = j;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* A copy of a later stage's plan value v with its knobs bound and its
+ * kernels and workspace buffers renamed through names (old -> new). */
+static json_t *
+stage_plan(const json_t *v, const json_t *knobs, const json_t *names)
+{
+	const json_t *e, *r;
+	json_t *out;
+	const char *k;
+	char *s;
+	size_t i;
+
+	if (json_is_string(v)) {
+		if ((r = json_object_get(names, json_string_value(v))))
+			return json_incref((json_t *)r);
+		s = bind_knobs(json_string_value(v), knobs);
+		out = json_string(s);
+		free(s);
+		return out;
+	}
+	if (json_is_array(v)) {
+		out = json_array();
+		json_array_foreach(v, i, e)
+			json_array_append_new(out, stage_plan(e, knobs, names));
+		return out;
+	}
+	if (json_is_object(v)) {
+		out = json_object();
+		json_object_foreach((json_t *)v, k, e)
+			json_object_set_new(out, k, stage_plan(e, knobs, names));
+		return out;
+	}
+	return json_deep_copy(v);
+}
+
+/* The element count of stage s's buffer as a size expression. */
+static char *
+buffer_count(const json_t *task, size_t s)
+{
+	const json_t *shape = json_object_get(json_object_get(json_array_get(
+		json_object_get(task, "then"), s), "from"), "shape"), *d;
+	char *c = xstrdup("1"), *next;
+	size_t i;
+
+	json_array_foreach(shape, i, d) {
+		if (json_is_integer(d))
+			next = xasprintf("%s * %" JSON_INTEGER_FORMAT, c, json_integer_value(d));
+		else
+			next = xasprintf("%s * (%s)", c, json_string_value(d));
+		free(c);
+		c = next;
+	}
+	return c;
+}
+
+/* Stage s (> 0) of a chain appended to the candidate so far: its family's
+ * starting configuration for the stage (rules_start: a later stage is not
+ * searched, kgen moves the first stage's knobs), its source in a namespace
+ * of its own after its knobs as #defines and its kernels renamed by
+ * macros to t<s>_<name> (two stages of one family would define a kernel
+ * twice), its launches after the ones before, its workspace renamed so,
+ * and the buffer it reads added. Returns 0, or -1 with err. */
+static int
+chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
+	json_t *launches, json_t *workspace, json_t *variants, char *err, size_t errlen)
+{
+	const char *fname = json_string_value(json_object_get(json_array_get(
+		json_object_get(task, "then"), s - 1), "family"));
+	const json_t *plan, *l, *w, *v;
+	json_t *fam = NULL, *view = task_stage(task, s), *cfg = NULL, *c = NULL, *names;
+	const char *var, *k;
+	char e[RULES_ERR], buf[PLAN_NAME_MAX + 16], *text, *after, *next, *count;
+	size_t i;
+	int rc = -1;
+
+	names = json_object();
+	if (!(fam = rules_family_load(json_string_value(json_object_get(family, "_dir")),
+	    fname, e, sizeof(e))) || rules_spec_check(fam, view, e, sizeof(e)) < 0 ||
+	    !(cfg = rules_start(fam, view, NULL, e, sizeof(e))) ||
+	    !(c = render_one(fam, view, var = json_string_value(json_object_get(cfg, "variant")),
+	    json_object_get(cfg, "knobs"), e, sizeof(e)))) {
+		errf(err, errlen, "then[%zu] (%s): %s", s - 1, fname, e);
+		goto out;
+	}
+	plan = json_object_get(c, "launch");
+	json_array_foreach(json_object_get(plan, "launches"), i, l) {
+		k = json_string_value(json_object_get(l, "kernel"));
+		snprintf(buf, sizeof(buf), "t%zu_%s", s, k);
+		json_object_set_new(names, k, json_string(buf));
+	}
+	json_array_foreach(json_object_get(plan, "workspace"), i, w) {
+		k = json_string_value(json_object_get(w, "name"));
+		snprintf(buf, sizeof(buf), "t%zu_%s", s, k);
+		json_object_set_new(names, k, json_string(buf));
+	}
+	/* the buffer this stage reads, written by the stage before */
+	task_stage_buffer(s - 1, buf, sizeof(buf));
+	count = buffer_count(task, s - 1);
+	json_array_append_new(workspace, json_pack("{s:s, s:O, s:s}", "name", buf, "dtype",
+		json_object_get(json_object_get(json_array_get(json_object_get(task, "then"),
+		s - 1), "from"), "dtype"), "count", count));
+	free(count);
+	json_array_foreach(json_object_get(plan, "launches"), i, l)
+		json_array_append_new(launches, stage_plan(l, json_object_get(c, "defines"), names));
+	json_array_foreach(json_object_get(plan, "workspace"), i, w)
+		json_array_append_new(workspace, stage_plan(w, json_object_get(c, "defines"), names));
+	/* its source: the variants before it undefined, its knobs and kernel
+	 * names defined (and undefined after it), inside its own namespace (its
+	 * helpers may share names with the stages' before it) */
+	text = xasprintf("\n\n/* ---- then[%zu]: family %s, variant %s, its starting "
+		"configuration ---- */\n", s - 1, fname, var);
+	after = xstrdup("");
+	json_array_foreach(variants, i, v) {
+		next = xasprintf("%s#undef VARIANT_%s\n", text, json_string_value(v));
+		free(text);
+		text = next;
+	}
+	json_object_foreach(json_object_get(c, "defines"), k, v) {
+		next = xasprintf("%s#undef %s\n#define %s %" JSON_INTEGER_FORMAT "\n", text, k, k,
+			json_integer_value(v));
+		free(text);
+		text = next;
+		next = xasprintf("%s#undef %s\n", after, k);
+		free(after);
+		after = next;
+	}
+	json_array_foreach(json_object_get(plan, "launches"), i, l) {
+		k = json_string_value(json_object_get(l, "kernel"));
+		next = xasprintf("%s#undef %s\n#define %s %s\n", text, k, k,
+			json_string_value(json_object_get(names, k)));
+		free(text);
+		text = next;
+		next = xasprintf("%s#undef %s\n", after, k);
+		free(after);
+		after = next;
+	}
+	next = xasprintf("%s%snamespace htam_then%zu {\n%s\n} /* namespace htam_then%zu */\n%s",
+		*src, text, s, json_string_value(json_object_get(c, "source")), s, after);
+	free(text);
+	free(after);
+	free(*src);
+	*src = next;
+	json_array_append_new(variants, json_string(var));
+	rc = 0;
+out:
+	json_decref(names);
+	json_decref(c);
+	json_decref(cfg);
+	json_decref(view);
+	json_decref(fam);
+	return rc;
+}
+
+int
+rules_chain_check(const json_t *family, const json_t *task, char *err, size_t errlen)
+{
+	const char *fname;
+	json_t *fam, *view;
+	char e[RULES_ERR];
+	size_t s;
+	int rc;
+
+	for (s = 1; s < task_stages(task); s++) {
+		fname = json_string_value(json_object_get(json_array_get(
+			json_object_get(task, "then"), s - 1), "family"));
+		view = task_stage(task, s);
+		fam = rules_family_load(json_string_value(json_object_get(family, "_dir")),
+			fname, e, sizeof(e));
+		rc = fam ? rules_spec_check(fam, view, e, sizeof(e)) : -1;
+		json_decref(fam);
+		json_decref(view);
+		if (rc < 0)
+			return errf(err, errlen, "then[%zu] (%s): %s", s - 1, fname, e);
+	}
+	return 0;
+}
+
+json_t *
+rules_render(const json_t *family, const json_t *task, const char *variant,
+	const json_t *knobs, char *err, size_t errlen)
+{
+	json_t *view, *c, *launches, *workspace, *variants, *launch, *key;
+	char *src, id[65], e[RULES_ERR];
+	size_t s;
+
+	if (!json_object_get(task, "then"))
+		return render_one(family, task, variant, knobs, err, errlen);
+	view = task_stage(task, 0);
+	c = render_one(family, view, variant, knobs, err, errlen);
+	json_decref(view);
+	if (!c)
+		return NULL;
+	src = xstrdup(json_string_value(json_object_get(c, "source")));
+	launches = json_deep_copy(json_object_get(json_object_get(c, "launch"), "launches"));
+	workspace = json_object_get(json_object_get(c, "launch"), "workspace") ?
+		json_deep_copy(json_object_get(json_object_get(c, "launch"), "workspace")) :
+		json_array();
+	variants = json_pack("[s]", variant);
+	for (s = 1; s < task_stages(task); s++)
+		if (chain_stage(family, task, s, &src, launches, workspace, variants, err,
+		    errlen) < 0)
+			goto fail;
+	launch = json_pack("{s:o, s:o}", "launches", launches, "workspace", workspace);
+	launches = workspace = NULL;
+	if (task_plan_check(launch, task, json_object_get(c, "defines"), e, sizeof(e)) < 0) {
+		errf(err, errlen, "launch plan: %s", e);
+		json_decref(launch);
+		goto fail;
+	}
+	key = json_pack("{s:s, s:O, s:O}", "source", src, "defines",
+		json_object_get(c, "defines"), "launch", launch);
+	json_sha256_hex(key, id);
+	json_decref(key);
+	json_object_set_new(c, "id", json_string(id));
+	json_object_set_new(c, "source", json_string(src));
+	json_object_set_new(c, "launch", launch);
+	free(src);
+	json_decref(variants);
+	return c;
+fail:
+	free(src);
+	json_decref(launches);
+	json_decref(workspace);
+	json_decref(variants);
+	json_decref(c);
+	return NULL;
 }
 
 json_t *

@@ -41,21 +41,6 @@ struct gen {
 	int tries;
 };
 
-static void
-note(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-note(struct gen *g, const char *fmt, ...)
-{
-	char buf[RULES_ERR + 256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	json_array_append_new(g->notes, json_string(buf));
-}
-
 /* Adds candidate c (stolen) unless its id was measured or written
  * already. Returns 1 when added. */
 static int
@@ -91,82 +76,72 @@ render_config(struct gen *g, const json_t *cfg, char *err, size_t errlen)
 		json_object_get(cfg, "knobs"), err, errlen);
 }
 
-/* The first of the family's starts whose when is positive at the task's
- * params and whose configuration serves the task and renders, or NULL; a
- * start that holds but is refused is noted. */
-static json_t *
-start_config(struct gen *g)
+/* Appends a note to notes (an array, or NULL for none); note(g, ...) to
+ * the generation's. */
+static void
+add_note(json_t *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define note(g, ...) add_note((g)->notes, __VA_ARGS__)
+
+static void
+add_note(json_t *notes, const char *fmt, ...)
 {
-	const json_t *starts = json_object_get(g->family, "starts"), *st;
-	const char *var;
-	char e[RULES_ERR];
+	char buf[RULES_ERR + 256];
+	va_list ap;
+
+	if (!notes)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_array_append_new(notes, json_string(buf));
+}
+
+json_t *
+rules_start(const json_t *family, const json_t *task, json_t *notes, char *err,
+	size_t errlen)
+{
+	const json_t *starts = json_object_get(family, "starts"), *st;
+	const char *def = json_string_value(json_object_get(family, "default"));
+	const json_t *vars = json_object_get(family, "variants"), *v;
+	char e[RULES_ERR], why[RULES_ERR * 2] = "";
+	const char *var, *name;
 	int64_t val;
 	json_t *c, *knobs;
 	size_t i;
 
 	json_array_foreach(starts, i, st) {
 		var = json_string_value(json_object_get(st, "variant"));
-		if (rules_when(json_string_value(json_object_get(st, "when")), g->task, var,
+		if (rules_when(json_string_value(json_object_get(st, "when")), task, var,
 		    &val, e, sizeof(e)) < 0) {
-			note(g, "starts[%zu]: when: %s", i, e);
+			add_note(notes, "starts[%zu]: when: %s", i, e);
 			continue;
 		}
 		if (val <= 0)
 			continue;
-		if (!rules_variant_applies(g->family, var, g->task, e, sizeof(e))) {
-			note(g, "starts[%zu]: %s", i, e);
+		if (!rules_variant_applies(family, var, task, e, sizeof(e))) {
+			add_note(notes, "starts[%zu]: %s", i, e);
 			continue;
 		}
-		knobs = rules_knobs_complete(rules_variant(g->family, var),
+		knobs = rules_knobs_complete(rules_variant(family, var),
 			json_object_get(st, "set"));
-		if (!(c = rules_render(g->family, g->task, var, knobs, e, sizeof(e)))) {
-			note(g, "starts[%zu] (%s) refused: %s", i, var, e);
+		if (!(c = rules_render(family, task, var, knobs, e, sizeof(e)))) {
+			add_note(notes, "starts[%zu] (%s) refused: %s", i, var, e);
 			json_decref(knobs);
 			continue;
 		}
 		json_decref(c);
 		return rules_config_new(var, knobs);
 	}
-	return NULL;
-}
-
-/* The configuration the moves start from: the best kernel's when it is an
- * instance of this family (*measured set), else the first of the family's
- * starts that holds for the task's shape, else the first variant, the
- * default first, that serves the task and renders with its defaults. NULL
- * with err when no variant serves the task. */
-static json_t *
-base_config(struct gen *g, const json_t *state, int *measured, char *err,
-	size_t errlen)
-{
-	const json_t *best = json_object_get(json_object_get(state, "best"), "candidate");
-	const char *fam = json_string_value(json_object_get(best, "family"));
-	const char *var = json_string_value(json_object_get(best, "variant"));
-	const char *def = json_string_value(json_object_get(g->family, "default"));
-	const json_t *vars = json_object_get(g->family, "variants"), *v;
-	char e[RULES_ERR], why[RULES_ERR * 2] = "";
-	const char *name;
-	json_t *c;
-
-	*measured = 0;
-	if (fam && var && strcmp(fam, g->fname) == 0 && rules_variant(g->family, var) &&
-	    rules_variant_applies(g->family, var, g->task, e, sizeof(e))) {
-		*measured = 1;
-		return rules_config_new(var, rules_knobs_complete(rules_variant(g->family, var),
-			json_object_get(best, "defines")));
-	}
-	if ((c = start_config(g)))
-		return c;
 	for (int pass = 0; pass < 2; pass++)
 		json_object_foreach((json_t *)vars, name, v) {
 			if ((pass == 0) != (strcmp(name, def) == 0))
 				continue;
-			if (!rules_variant_applies(g->family, name, g->task, e, sizeof(e))) {
+			if (!rules_variant_applies(family, name, task, e, sizeof(e))) {
 				snprintf(why + strlen(why), sizeof(why) - strlen(why),
 					"%s%s", *why ? "; " : "", e);
 				continue;
 			}
-			if (!(c = rules_render(g->family, g->task, name, NULL, e, sizeof(e)))) {
+			if (!(c = rules_render(family, task, name, NULL, e, sizeof(e)))) {
 				snprintf(why + strlen(why), sizeof(why) - strlen(why),
 					"%s%s: %s", *why ? "; " : "", name, e);
 				continue;
@@ -175,9 +150,31 @@ base_config(struct gen *g, const json_t *state, int *measured, char *err,
 			return rules_config_new(name, rules_knobs_complete(v, NULL));
 		}
 	errf(err, errlen, "task \"%s\": no variant of family %s serves it%s%s",
-		json_string_value(json_object_get(g->task, "id")), g->fname,
-		*why ? ": " : "", why);
+		json_string_value(json_object_get(task, "id")),
+		json_string_value(json_object_get(family, "family")), *why ? ": " : "", why);
 	return NULL;
+}
+
+/* The configuration the moves start from: the best kernel's when it is an
+ * instance of this family (*measured set), else rules_start's. NULL with
+ * err when no variant serves the task. */
+static json_t *
+base_config(struct gen *g, const json_t *state, int *measured, char *err,
+	size_t errlen)
+{
+	const json_t *best = json_object_get(json_object_get(state, "best"), "candidate");
+	const char *fam = json_string_value(json_object_get(best, "family"));
+	const char *var = json_string_value(json_object_get(best, "variant"));
+	char e[RULES_ERR];
+
+	*measured = 0;
+	if (fam && var && strcmp(fam, g->fname) == 0 && rules_variant(g->family, var) &&
+	    rules_variant_applies(g->family, var, g->task, e, sizeof(e))) {
+		*measured = 1;
+		return rules_config_new(var, rules_knobs_complete(rules_variant(g->family, var),
+			json_object_get(best, "defines")));
+	}
+	return rules_start(g->family, g->task, g->notes, err, errlen);
 }
 
 /* A knob value moved relatively from cur toward target: the candidates on
@@ -570,7 +567,8 @@ rules_generate(const json_t *state, int k, const json_t *seen,
 	free(dir);
 	if (!family)
 		return NULL;
-	if (rules_spec_check(family, task, err, errlen) < 0) {
+	if (rules_spec_check(family, task, err, errlen) < 0 ||
+	    rules_chain_check(family, task, err, errlen) < 0) {
 		json_decref(family);
 		return NULL;
 	}

@@ -58,7 +58,8 @@ char *rules_templates_dir(const char *dir);
 
 /* Loads and checks the family file dir/<family>.json with each variant's
  * source read in (as variants.V.source_text, after RULES_PRELUDE). Returns a new object, or NULL
- * with err naming the file and member. */
+ * with err naming the file and member. The folder is kept as _dir: the
+ * families of a chain's later stages load from it. */
 json_t *rules_family_load(const char *dir, const char *family, char *err,
 	size_t errlen);
 
@@ -93,6 +94,23 @@ int rules_when(const char *when, const json_t *task, const char *variant,
  * configuration is refused (a constraint's why, a plan error). */
 json_t *rules_render(const json_t *family, const json_t *task,
 	const char *variant, const json_t *knobs, char *err, size_t errlen);
+
+/* A chain's later stages (lib/task.h) checked as rules_spec_check checks
+ * the first: each family loads (from the first's folder, _dir) and the
+ * stage's spec is one it serves. Returns 0, or -1 with err naming the
+ * stage. rules_render renders a chain whole: the first stage at the
+ * configuration it is given, each later one at its family's starting
+ * configuration (rules_start), one source and one launch plan. */
+int rules_chain_check(const json_t *family, const json_t *task, char *err, size_t errlen);
+
+/* The configuration a task of family starts from: the first of the
+ * family's starts whose when is positive at the task's params and whose
+ * configuration serves the task and renders (a start that holds but is
+ * refused is noted in notes, an array, when not NULL), else the default
+ * variant with its defaults, else the first variant that serves the task
+ * and renders. NULL with err when no variant serves it. */
+json_t *rules_start(const json_t *family, const json_t *task, json_t *notes,
+	char *err, size_t errlen);
 
 /* The configurations a test sweeps for task: for each variant that serves
  * it, its defaults, then each knob's every other value with the rest at

@@ -23,7 +23,7 @@ import re
 
 import torch
 
-from trace import VIEWS, COPIES
+from trace import VIEWS, COPIES, flat
 
 SKIP = VIEWS | COPIES
 
@@ -430,7 +430,7 @@ def _global_fold(ops, inputs, y):
         return None
     x = whole[0]
     bc = _bcast_inputs(ops[:red], inputs, shape)
-    if bc is None:
+    if bc is None or bc[1]["one"]:
         return None
     kinds, masks = bc
     known = pointwise_expr(ops[:red], {skey(t): n for n, t in inputs.items()}, x.shape, kinds)
@@ -666,8 +666,11 @@ def pointwise_expr(ops, known, shape, bcast=None):
 def bcast_kind(t, shape):
     """How a view t broadcasts over shape: "row" (shape's leading axes, one
     value per row: (..., 1)), "col" (its last axis: (cols,) or (1, ...,
-    cols)), or None."""
+    cols)), "one" (a single value: (), (1,), (1, 1), a module's scalar
+    parameter), or None."""
     s, n = list(t.shape), len(shape)
+    if t.numel() == 1 and len(s) <= n and math.prod(shape) > 1:
+        return "one"
     if s == list(shape[:-1]) + [1] and shape[-1] != 1 and t.numel() > 1:
         return "row"
     if len(s) <= n and s and s[-1] == shape[-1] and all(d == 1 for d in s[:-1]) and n >= 2 \
@@ -678,10 +681,11 @@ def bcast_kind(t, shape):
 
 def _bcast_inputs(ops, inputs, shape):
     """How each input not of shape broadcasts over it, from the views of
-    it the ops read: (storage key -> "row" or "col", {"row": bits, "col":
-    bits} with bit k for the k-th input), or None when one does not."""
+    it the ops read: (storage key -> "row", "col" or "one", {"row": bits,
+    "col": bits, "one": bits} with bit k for the k-th input), or None when
+    one does not."""
     from trace import skey
-    kinds, masks = {}, {"row": 0, "col": 0}
+    kinds, masks = {}, {"row": 0, "col": 0, "one": 0}
     for i, (n, t) in enumerate(inputs.items()):
         if list(t.shape) == list(shape):
             continue
@@ -712,8 +716,9 @@ def _broadcast(ops, inputs, y):
     if skey(y) not in known or known[skey(y)] in inputs:
         return None
     n = y.dim()
+    # a single value is in both masks (broadcast along both)
     return {"expr": known[skey(y)], "rows": _dims(y, range(n - 1)), "cols": _dims(y, [n - 1]),
-            "per_row": masks["row"], "per_col": masks["col"]}
+            "per_row": masks["row"] | masks["one"], "per_col": masks["col"] | masks["one"]}
 
 
 def _real(ops):
@@ -726,12 +731,14 @@ def _dims(t, axes=None):
     return [(t, i) for i in (range(n) if axes is None else axes)]
 
 
-def recognise(ops, inputs, outputs, inits=None):
+def recognise(ops, inputs, outputs, inits=None, stage=0):
     """(family, spec, note) for the forward trace ops whose graph inputs
     are inputs (name -> tensor, forward tensors and parameters alike) and
     whose results are outputs (tensors); (None, None, why) when no family
     serves it. inits (name -> the task's init) tells a fixed causal mask
-    (tril) from a drawn tensor."""
+    (tril) from a drawn tensor. A graph no one family computes may be a
+    chain of them (_chain): stage is how many stages come before it, None
+    where no chain is looked for."""
     from trace import skey
     if len(outputs) != 1:
         return None, None, "%d outputs (the families write one)" % len(outputs)
@@ -850,8 +857,93 @@ def recognise(ops, inputs, outputs, inits=None):
     g = _gemm(ops, real, inputs, names, origin, y)
     if g:
         return g + (None,)
+    ch = _chain(ops, inputs, y, inits, stage) if stage is not None else None
+    if ch:
+        return ch + (None,)
     return None, None, "no family computes %s" % " -> ".join(
         o.replace("aten.", "").replace(".default", "") for o in seq[:6]) + (" ..." if len(seq) > 6 else "")
+
+
+# A chain has at most this many stages (lib/task.h's TASK_THEN_MAX + 1), and
+# is looked for in graphs of at most CHAIN_OPS operations that compute.
+CHAIN_STAGES = 5
+CHAIN_OPS = 24
+
+
+def _chain(ops, inputs, y, inits, stage):
+    """(family, spec) of a chain: a first stage that one family computes
+    whole, ending at an operation whose result (one contiguous float
+    tensor) is all the rest reads of it, and the rest, recognised with that
+    result as its first input, named then_<n> as the task's buffer between
+    the stages is (lib/task.h); the rest may be a chain itself. The longest
+    first stage is taken first, so that a product keeps its whole pointwise
+    epilogue; a first stage's last operation may have other results (group
+    norm's statistics) that nothing reads. The spec gains "_then": the
+    later stages, each {family, spec, shape (the buffer's (tensor, axis)
+    factors), dtype, inputs (the task's inputs it reads, in its family's
+    order)}, and "_inputs": the task's inputs in the order the stages read
+    them. An input read by two stages
+    is not split so (the stages read disjoint inputs). None for no chain."""
+    real = _real(ops)
+    if stage + 1 >= CHAIN_STAGES or len(real) < 2 or len(real) > CHAIN_OPS:
+        return None
+    origin = _Origins(inputs)
+    buf = "then_%d" % (stage + 1)
+    if buf in inputs:
+        return None
+    for cut in range(len(real) - 2, -1, -1):
+        last = real[cut]
+        if not last.outs or not isinstance(last.outs[0], torch.Tensor):
+            continue   # (a norm's other results, its statistics, must be unread)
+        t = last.outs[0]
+        if t.dtype not in FLOATS or not t.is_contiguous() or t.dtype != y.dtype:
+            continue
+        pos = next(i for i, o in enumerate(ops) if o is last)
+        head, tail = ops[:pos + 1], ops[pos + 1:]
+        made = {id(x) for o in head for x in o.outs if isinstance(x, torch.Tensor)}
+        inner = {id(x) for o in tail for x in o.outs if isinstance(x, torch.Tensor)}
+
+        def reads(part, produced):
+            """The inputs part reads, in the task's order, or None when it
+            reads a tensor neither an input, nor its own, nor (the tail) t."""
+            used = set()
+            for o in part:
+                for x in flat([o.args, o.kwargs]):
+                    if not isinstance(x, torch.Tensor) or x is t:
+                        continue
+                    n = origin.get(x)   # an input, or a view of one (in place: its counter)
+                    if n is not None:
+                        used.add(n)
+                    elif id(x) not in produced:
+                        return None
+            return [n for n in inputs if n in used]
+        tail_in = reads(tail, inner)
+        head_in = reads(head, made)
+        if tail_in is None or head_in is None or set(tail_in) & set(head_in) or not head_in \
+                or not any(x is t for o in tail for x in flat([o.args, o.kwargs])):
+            continue
+        fam, spec, _ = recognise(head, {n: inputs[n] for n in head_in}, [t], inits, None)
+        if not fam:
+            continue
+        tail_inputs = {buf: t}
+        tail_inputs.update((n, inputs[n]) for n in tail_in)
+        fam2, spec2, _ = recognise(tail, tail_inputs, [y], inits, stage + 1)
+        if not fam2:
+            continue
+        # the rest's inputs in its families' order: its first stage's own,
+        # then its later stages'
+        order = spec2.pop("_inputs", None) or list(tail_inputs)
+        later = spec2.pop("_then", [])
+        theirs = [n for s2 in later for n in s2["inputs"]]
+        if order[0] != buf:
+            continue
+        spec = dict(spec)
+        head_order = spec.pop("_inputs", None) or head_in
+        spec["_inputs"] = head_order + order[1:]
+        spec["_then"] = [{"family": fam2, "spec": spec2, "shape": _dims(t), "dtype": t.dtype,
+                          "inputs": [n for n in order[1:] if n not in theirs]}] + later
+        return fam, spec
+    return None
 
 
 def _size(factors):
@@ -886,6 +978,18 @@ def settle(fam, spec, others):
         if any(v != vals[0] for v in vals):
             return None, "its %s is %r at the benchmark size but %r at a check size" % (
                 k, vals[0], next(v for v in vals if v != vals[0]))
+    # a chain: the same stages at every size, each settled as a spec of its own
+    then = spec.get("_then")
+    if then:
+        spec = dict(spec, _then=[dict(st) for st in then])
+        for j, st in enumerate(spec["_then"]):
+            at = [o["_then"][j] if len(o.get("_then", [])) == len(then)
+                  and o["_then"][j]["family"] == st["family"]
+                  and o["_then"][j]["inputs"] == st["inputs"] else None for o in others]
+            sub, why = settle(st["family"], st["spec"], [a["spec"] if a else None for a in at])
+            if sub is None:
+                return None, "then[%d] (%s): %s" % (j, st["family"], why)
+            st["spec"] = sub
     return spec, None
 
 

@@ -828,6 +828,7 @@ def import_file(path, into):
     graph_inputs = {t["name"]: tensor_objs[t["name"]] for t in inputs}
     inits = {t["name"]: t["init"] for t in inputs}
     fam, spec, why_not = families.recognise(base.forward.ops, graph_inputs, base.outs, inits)
+    then = None
     if fam:
         def run_inputs(r):
             ts = [a for a in r.args if isinstance(a, torch.Tensor)] + [p for _, p in r.params]
@@ -842,9 +843,19 @@ def import_file(path, into):
         order = spec.pop("_inputs", None)
         if order:
             inputs.sort(key=lambda t: order.index(t["name"]))
-        spec = {k: _spec_dim(v, k, dims, runs, base)
-                if isinstance(v, list) and all(isinstance(f, (tuple, int)) for f in v) else v
-                for k, v in spec.items()}
+        then = spec.pop("_then", None)
+
+        def sized(spec):
+            return {k: _spec_dim(v, k, dims, runs, base)
+                    if isinstance(v, list) and all(isinstance(f, (tuple, int)) for f in v) else v
+                    for k, v in spec.items()}
+        spec = sized(spec)
+        # a chain's later stages (docs/tasks.md, "Chains"): each reads the
+        # buffer the stage before writes, of the shape and type given
+        then = [{"family": st["family"], "spec": sized(st["spec"]),
+                 "from": {"shape": [_spec_dim([f], "then%d" % j, dims, runs, base)
+                                    for f in st["shape"]], "dtype": DTYPES[st["dtype"]]},
+                 "inputs": st["inputs"]} for j, st in enumerate(then or [])]
     tid, kb = task_id(path)
     task = {
         "id": tid,
@@ -853,6 +864,7 @@ def import_file(path, into):
         "torch": problem.forward_text(),
         "family": fam or "none",
         "spec": spec or {},
+        **({"then": then} if then else {}),
         "params": sets[0],
         "check_params": sets[1:],
         "inputs": inputs,

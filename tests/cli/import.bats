@@ -96,6 +96,9 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	# apart by their views
 	jq -e '.family == "broadcast" and .spec == {"expr": "tanhf(((s * x) + b))", "rows": "n", "cols": "n",
 		"per_row": 1, "per_col": 4}' "$O/row_scale_bias/task.json"
+	# parameters of one value, shaped (1,) and (): in both masks
+	jq -e '.family == "broadcast" and .spec == {"expr": "(tanhf((x * s)) + b)", "rows": "rows", "cols": "cols",
+		"per_row": 6, "per_col": 6}' "$O/scalar_params/task.json"
 	# bmm(a.transpose(1, 2), b): A stored k x m in each batch
 	jq -e '.family == "gemm" and .spec.batched and .spec.a_transposed and .spec.m == "m" and .spec.k == "k"' \
 		"$O/bmm_transposed_a/task.json"
@@ -228,6 +231,43 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	done >c.jsonl
 	jq -se 'length == 4 and all(.[]; .compile.ok) and (map([.candidate.variant, (.candidate.launch.launches | length),
 		.candidate.launch.launches[8].kernel]) | unique) == [["heads", 10, "mha_relu"], ["wg", 15, "mha_softmax"]]' c.jsonl
+}
+
+@test "a graph no one family computes is a chain of them: a product, then group norm, then a map; a product and its sigmoid, then a row sum; a scalar parameter broadcast; the chain renders and compiles as one candidate" {
+	# linear -> group norm -> clamp: gemm, then stat_norm on its result, then elementwise
+	jq -e '.family == "gemm" and .spec.bias and .spec.epilogue == "v"
+		and (.then | map(.family)) == ["stat_norm", "elementwise"]
+		and .then[0].inputs == ["gn_weight", "gn_bias"] and .then[0].from.dtype == "f32"
+		and .then[0].spec.channels == 16 and .then[1].inputs == []
+		and .then[1].spec.expr == "fminf(fmaxf(then_2, -2.0f), 2.0f)"
+		and (.inputs | map(.name)) == ["x", "fc_weight", "fc_bias", "gn_weight", "gn_bias"]' \
+		"$O/linear_groupnorm_hardtanh/task.json"
+	# the sigmoid stays the product's epilogue; the sum along the features is mid_reduce's
+	jq -e '.family == "gemm" and (.spec.epilogue | contains("expf"))
+		and .then == [{"family": "mid_reduce", "spec": {"op": "sum", "outer": "batch", "reduce": "out_features", "inner": "1"},
+			"from": {"shape": ["batch", "out_features"], "dtype": "f32"}, "inputs": []}]' \
+		"$O/linear_sigmoid_rowsum/task.json"
+	# a parameter of one value, () or (1,), is a broadcast input in both masks; then a softmax
+	jq -e '.family == "gemm" and .then == [{"family": "broadcast", "spec": {"expr": "(fminf(then_1, c) - c)",
+		"rows": "batch", "cols": "out_features", "per_row": 2, "per_col": 2},
+		"from": {"shape": ["batch", "out_features"], "dtype": "f32"}, "inputs": ["c"]}]' "$O/linear_min_param/task.json"
+	jq -e '(.then | map([.family, .inputs])) == [["broadcast", ["scale"]], ["row_norm", []]]
+		and .then[1].spec.op == "softmax"' "$O/linear_scale_softmax/task.json"
+	cd "$BATS_TEST_TMPDIR"
+	# an input read by two stages (the linear's bias, added again at the end) is no chain
+	sed 's/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0)/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0) + self.fc.bias/' \
+		"$P/linear_groupnorm_hardtanh.py" >twice.py
+	"$htam" import -q --into imp twice.py >imp.jsonl
+	jq -e '.family == "none"' imp.jsonl
+	# kgen's rules and NVRTC: the stages' kernels in one candidate
+	for t in linear_groupnorm_hardtanh linear_sigmoid_rowsum; do
+		ktask --state "$O/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 2 | kcompile
+	done >c.jsonl
+	jq -se 'length == 4 and all(.[]; .compile.ok and .candidate.family == "gemm")' c.jsonl
+	jq -se '.[0].candidate.launch | ([.launches[].kernel] | index("gemm_wg") < index("t1_sn_apply")
+		and .[-1] == "t2_elementwise") and ([.workspace[].name] | index("then_1") and index("then_2"))' c.jsonl
+	jq -se '.[2].candidate.launch | (.launches[-1].kernel | test("^t1_mid_reduce_"))
+		and (.launches[-1].args | index("then_1") < index("y"))' c.jsonl
 }
 
 @test "the null-kernel gate: inputs on which a copy would pass are widened to both signs, then to four times that, with a note each time" {
@@ -398,6 +438,12 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.spec.b_layout == "nk" and .spec.bias and (.spec.epilogue | contains("erff"))' \
 		"$out/kb2_86_matmul_divide_gelu/task.json"
 	jq -se 'map(select(.file | endswith("66_Matmul_Dropout_Softmax.py"))) | .[0].status == "refused"' "$out.jsonl"
+	# chains: a product then group norm then hardtanh; a product and its sigmoid then a row sum
+	jq -e '.family == "gemm" and (.then | map(.family)) == ["stat_norm", "elementwise"]' \
+		"$out/kb2_30_gemm_groupnorm_hardtanh/task.json"
+	jq -e '.family == "gemm" and (.then | map(.family)) == ["mid_reduce"]' "$out/kb2_56_matmul_sigmoid_sum/task.json"
+	jq -e '(.then | map(.family)) == ["stat_norm", "broadcast", "row_norm"]' \
+		"$out/kb2_84_gemm_batchnorm_scaling_softmax/task.json"
 	echo "# the check sizes of every imported problem, on the CPU" >&3
 	run "$PY" "$ROOT/pytorch/oracle.py" --check "$out"/*/
 	echo "$output" | jq -c 'select(.ok | not)' | head -5

@@ -3,9 +3,11 @@
 # on kbench's own buffers (CUDA IPC) and times PyTorch eager beside the
 # candidate; it agrees with float64 PyTorch within each task's tolerance;
 # a wrong kernel is caught as on a task with a reference.cu; an exported
-# ModelNew launches its kernel and matches Model. Problems: ours
-# (tests/data/problems) and a sample of KernelBench's levels 1 and 2 when
-# this machine has them ($HTAM_KERNELBENCH, else ../shared/kernelbench).
+# ModelNew launches its kernel and matches Model. Chains (a product, then
+# a group norm and a map, or a row sum: docs/tasks.md) are among the
+# served. Problems: ours (tests/data/problems) and a sample of
+# KernelBench's levels 1 and 2 when this machine has them
+# ($HTAM_KERNELBENCH, else ../shared/kernelbench).
 
 bats_require_minimum_version 1.5.0
 
@@ -15,7 +17,8 @@ PY=${HTAM_PYTHON:-python3}
 SAMPLE=(level1/19_ReLU.py level1/23_Softmax.py level1/40_LayerNorm.py
 	level1/51_Argmax_over_a_dimension.py level1/95_CrossEntropyLoss.py
 	level1/4_Matrix_vector_multiplication_.py level1/87_conv_pointwise_2D.py
-	level2/86_Matmul_Divide_GELU.py level2/17_Conv2d_InstanceNorm_Divide.py)
+	level2/86_Matmul_Divide_GELU.py level2/17_Conv2d_InstanceNorm_Divide.py
+	level2/30_Gemm_GroupNorm_Hardtanh.py level2/56_Matmul_Sigmoid_Sum.py)
 
 setup_file() {
 	export HTAM_CACHE=$BATS_FILE_TMPDIR/cache

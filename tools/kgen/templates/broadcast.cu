@@ -1,13 +1,15 @@
 /* broadcast family: out[r][c] = EXPR(inputs) over a rows x cols output,
  * each input either of the output's shape, one value per row (broadcast
  * along the columns: diag(a) @ B is a[r] * B[r][c], KernelBench's 12), or
- * one value per column (a bias along the rows). bc_kind says which, an input
- * at a time (0: whole, 1: per row, 2: per column), from the spec's bit
- * masks per_row and per_col (bit k: input k). Each block takes
+ * one value per column (a bias along the rows), or one value for the whole
+ * output (a module's scalar parameter: in both masks). bc_kind says which,
+ * an input at a time (0: whole, 1: per row, 2: per column, 3: one), from
+ * the spec's bit masks per_row and per_col (bit k: input k). Each block takes
  * BLOCK * VEC columns of a row at a time and walks the rows; a per-row
  * input is one load a row (the same address for the whole block), a
- * per-column one VEC values that stay in registers across the rows. One
- * read of each input and one write: the floor.
+ * per-column one VEC values that stay in registers across the rows, a
+ * single value a load a row as a per-row one is (at index 0). One read of
+ * each input and one write: the floor.
  *
  * Knobs (defines): BLOCK, VEC (values per access: 1, 2, 4; 8 for the
  * 2-byte types), ROWS (the rows a block takes, their loads all in flight
@@ -18,8 +20,10 @@
 
 #define PER_ROW ({{per_row}})
 #define PER_COL ({{per_col}})
-/* input k's kind: 0 whole, 1 per row, 2 per column */
-#define bc_kind(k) ((PER_ROW >> (k) & 1) ? 1 : (PER_COL >> (k) & 1) ? 2 : 0)
+/* input k's kind: 0 whole, 1 per row, 2 per column, 3 one value */
+#define bc_kind(k) (((PER_ROW >> (k) & 1) ? 1 : 0) + ((PER_COL >> (k) & 1) ? 2 : 0))
+/* a value per row, or the one value (index 0), read once a row */
+#define bc_scalar(k) (bc_kind(k) == 1 || bc_kind(k) == 3)
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long cols)
@@ -32,7 +36,7 @@ broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long co
 
 #pragma unroll
 	for (int k = 0; k < NIN; k++)
-		vec &= bc_kind(k) == 1 ||
+		vec &= bc_scalar(k) ||
 			(reinterpret_cast<unsigned long long>(bc_in[k]) % (VEC * REAL_BYTES)) == 0;
 	if (c0 >= cols)
 		return;
@@ -58,8 +62,8 @@ broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long co
 					continue;
 				if (bc_kind(k) == 0)
 					v[i][k] = pw_load(bc_in[k] + r * cols + c0);
-				else if (bc_kind(k) == 1)
-					rowv[i][k] = real_ldg(bc_in[k] + r);
+				else if (bc_scalar(k))
+					rowv[i][k] = real_ldg(bc_in[k] + (bc_kind(k) == 1 ? r : 0));
 				else
 					v[i][k] = colv[k];
 			}
@@ -77,7 +81,7 @@ broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long co
 
 #pragma unroll
 				for (int k = 0; k < NIN; k++)
-					a[k] = bc_kind(k) == 1 ? rowv[i][k] : v[i][k].at(l);
+					a[k] = bc_scalar(k) ? rowv[i][k] : v[i][k].at(l);
 				o.set(l, pw_op(a));
 			}
 			pw_store(bc_out + r * cols + c0, o);
@@ -92,7 +96,8 @@ broadcast({{in_params}}, real *__restrict__ bc_out, long long rows, long long co
 
 #pragma unroll
 			for (int k = 0; k < NIN; k++)
-				a[k] = real_f(bc_in[k][bc_kind(k) == 0 ? r * cols + c : bc_kind(k) == 1 ? r : c]);
+				a[k] = real_f(bc_in[k][bc_kind(k) == 0 ? r * cols + c : bc_kind(k) == 1 ? r :
+					bc_kind(k) == 2 ? c : 0]);
 			bc_out[r * cols + c] = real_of(pw_op(a));
 		}
 }

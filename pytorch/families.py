@@ -900,16 +900,33 @@ def _chain(ops, inputs, y, inits, stage):
             continue
         pos = next(i for i, o in enumerate(ops) if o is last)
         head, tail = ops[:pos + 1], ops[pos + 1:]
+        # the buffer as the rest reads it: through a view or copy of all of
+        # it (a pool's result squeezed) when that is its one reader
+        src = t
+        while True:
+            readers = [o for o in tail if any(x is src for x in flat([o.args, o.kwargs]))]
+            v = readers[0].outs[0] if len(readers) == 1 and readers[0].name in SKIP \
+                and readers[0].outs else None
+            if not isinstance(v, torch.Tensor) or not v.is_contiguous() or v.numel() != t.numel() \
+                    or v is y:
+                break
+            tail = [o for o in tail if o is not readers[0]]
+            src = v
         made = {id(x) for o in head for x in o.outs if isinstance(x, torch.Tensor)}
         inner = {id(x) for o in tail for x in o.outs if isinstance(x, torch.Tensor)}
 
         def reads(part, produced):
             """The inputs part reads, in the task's order, or None when it
-            reads a tensor neither an input, nor its own, nor (the tail) t."""
+            reads a tensor neither an input, nor its own, nor (the tail) src.
+            A view whose result nothing reads (a pool's indices squeezed)
+            reads nothing."""
             used = set()
+            read = {id(x) for o in part for x in flat([o.args, o.kwargs])}
             for o in part:
+                if o.name in SKIP and not any(id(x) in read or x is y for x in o.outs):
+                    continue
                 for x in flat([o.args, o.kwargs]):
-                    if not isinstance(x, torch.Tensor) or x is t:
+                    if not isinstance(x, torch.Tensor) or x is src:
                         continue
                     n = origin.get(x)   # an input, or a view of one (in place: its counter)
                     if n is not None:
@@ -920,12 +937,12 @@ def _chain(ops, inputs, y, inits, stage):
         tail_in = reads(tail, inner)
         head_in = reads(head, made)
         if tail_in is None or head_in is None or set(tail_in) & set(head_in) or not head_in \
-                or not any(x is t for o in tail for x in flat([o.args, o.kwargs])):
+                or not any(x is src for o in tail for x in flat([o.args, o.kwargs])):
             continue
         fam, spec, _ = recognise(head, {n: inputs[n] for n in head_in}, [t], inits, None)
         if not fam:
             continue
-        tail_inputs = {buf: t}
+        tail_inputs = {buf: src}
         tail_inputs.update((n, inputs[n]) for n in tail_in)
         fam2, spec2, _ = recognise(tail, tail_inputs, [y], inits, stage + 1)
         if not fam2:
@@ -940,7 +957,7 @@ def _chain(ops, inputs, y, inits, stage):
         spec = dict(spec)
         head_order = spec.pop("_inputs", None) or head_in
         spec["_inputs"] = head_order + order[1:]
-        spec["_then"] = [{"family": fam2, "spec": spec2, "shape": _dims(t), "dtype": t.dtype,
+        spec["_then"] = [{"family": fam2, "spec": spec2, "shape": _dims(src), "dtype": t.dtype,
                           "inputs": [n for n in order[1:] if n not in theirs]}] + later
         return fam, spec
     return None

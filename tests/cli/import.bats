@@ -253,6 +253,10 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		"from": {"shape": ["batch", "out_features"], "dtype": "f32"}, "inputs": ["c"]}]' "$O/linear_min_param/task.json"
 	jq -e '(.then | map([.family, .inputs])) == [["broadcast", ["scale"]], ["row_norm", []]]
 		and .then[1].spec.op == "softmax"' "$O/linear_scale_softmax/task.json"
+	# the rest reads the pool's (batch, 1, 1, n / 4) result squeezed: its buffer has the view's shape,
+	# and the pool's indices, squeezed and never read, are no read of another stage's tensor
+	jq -e '(.then | map([.family, (.from.shape | length)])) == [["pool", 4], ["mid_reduce", 2]]
+		and .then[0].spec.op == "avg" and .then[1].spec.op == "max"' "$O/linear_avgpool_max/task.json"
 	cd "$BATS_TEST_TMPDIR"
 	# an input read by two stages (the linear's bias, added again at the end) is no chain
 	sed 's/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0)/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0) + self.fc.bias/' \
@@ -444,6 +448,7 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.family == "gemm" and (.then | map(.family)) == ["mid_reduce"]' "$out/kb2_56_matmul_sigmoid_sum/task.json"
 	jq -e '(.then | map(.family)) == ["stat_norm", "broadcast", "row_norm"]' \
 		"$out/kb2_84_gemm_batchnorm_scaling_softmax/task.json"
+	jq -e '(.then | map(.family)) == ["pool", "mid_reduce", "elementwise"]' "$out/kb2_55_matmul_maxpool_sum_scale/task.json"
 	echo "# the check sizes of every imported problem, on the CPU" >&3
 	run "$PY" "$ROOT/pytorch/oracle.py" --check "$out"/*/
 	echo "$output" | jq -c 'select(.ok | not)' | head -5

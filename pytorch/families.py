@@ -15,8 +15,9 @@ one to three spatial axes), cumulative sums and products (reversed,
 exclusive), the Frobenius normalisation, the mean squared error, cross entropy, matrix
 products (plain, batched, F.linear, A or B transposed) with a pointwise epilogue and
 optionally the lower triangle, matrix-vector products, pointwise maps with inputs
-broadcast along rows or columns, and scaled dot-product attention. Anything else is
-served by no family.
+broadcast along rows or columns (or one value for all), and scaled dot-product
+attention; and chains of them, a family's result read by the next
+(_chain). Anything else is served by no family.
 """
 import math
 import re
@@ -871,19 +872,20 @@ CHAIN_OPS = 24
 
 
 def _chain(ops, inputs, y, inits, stage):
-    """(family, spec) of a chain: a first stage that one family computes
-    whole, ending at an operation whose result (one contiguous float
-    tensor) is all the rest reads of it, and the rest, recognised with that
-    result as its first input, named then_<n> as the task's buffer between
-    the stages is (lib/task.h); the rest may be a chain itself. The longest
+    """(family, spec) of a chain (docs/tasks.md, "Chains"): a first stage
+    that one family computes whole, ending at an operation whose result
+    (one contiguous float tensor) is all the rest reads of it, and the
+    rest, recognised with that result as its first input, named then_<n>
+    as the task's buffer between the stages is (lib/task.h); the rest may
+    be a chain itself. The longest
     first stage is taken first, so that a product keeps its whole pointwise
     epilogue; a first stage's last operation may have other results (group
     norm's statistics) that nothing reads. The spec gains "_then": the
     later stages, each {family, spec, shape (the buffer's (tensor, axis)
     factors), dtype, inputs (the task's inputs it reads, in its family's
     order)}, and "_inputs": the task's inputs in the order the stages read
-    them. An input read by two stages
-    is not split so (the stages read disjoint inputs). None for no chain."""
+    them. An input read by two stages is not split so (the stages read
+    disjoint inputs). None for no chain."""
     real = _real(ops)
     if stage + 1 >= CHAIN_STAGES or len(real) < 2 or len(real) > CHAIN_OPS:
         return None

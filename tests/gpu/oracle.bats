@@ -135,6 +135,20 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	jq -e '.bench.status == "incorrect"' bad.jsonl
 }
 
+@test "a chain is checked whole: its stages' kernels in one candidate are correct against the problem's module; the same chain with its last stage's clamp at 2.5 for 2, or its group norm's eps 100 times larger, is incorrect" {
+	d=$I/linear_groupnorm_hardtanh
+	jq -e '(.then | map(.family)) == ["stat_norm", "elementwise"]' "$d/task.json"
+	{
+		ktask --state "$d" | kgen -k 1
+		ktask --state "$d" | jq -c '.task.then[1].spec.expr = "fminf(fmaxf(then_2, -2.0f), 2.5f)"' | kgen -k 1
+		ktask --state "$d" | jq -c '.task.then[0].spec.eps *= 100' | kgen -k 1
+	} | kcompile >c.jsonl
+	jq -se 'length == 3 and (.[1].candidate.source | contains("2.5f"))' c.jsonl
+	kbench <c.jsonl >out.jsonl
+	jq -c '{t: .task.id, st: .bench.status, l2: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
+	[ "$(jq -sc 'map(.bench.status)' out.jsonl)" = '["ok","incorrect","incorrect"]' ]
+}
+
 @test "the null-kernel gate (zeros, a constant, a copy of the input) fails every imported task" {
 	"$ROOT/tests/gpu/data/gate/mkgate" "$I"/*/ | kcompile | kbench -q >out.jsonl
 	jq -c 'select(.bench.status == "ok") | {t: .task.id, g: .candidate.id}' out.jsonl >&3

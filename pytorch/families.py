@@ -732,14 +732,15 @@ def _dims(t, axes=None):
     return [(t, i) for i in (range(n) if axes is None else axes)]
 
 
-def recognise(ops, inputs, outputs, inits=None, stage=0):
+def recognise(ops, inputs, outputs, inits=None, stage=0, budget=None):
     """(family, spec, note) for the forward trace ops whose graph inputs
     are inputs (name -> tensor, forward tensors and parameters alike) and
     whose results are outputs (tensors); (None, None, why) when no family
     serves it. inits (name -> the task's init) tells a fixed causal mask
     (tril) from a drawn tensor. A graph no one family computes may be a
     chain of them (_chain): stage is how many stages come before it, None
-    where no chain is looked for."""
+    where no chain is looked for; budget, the first stages the search may
+    still try (one list shared down the search)."""
     from trace import skey
     if len(outputs) != 1:
         return None, None, "%d outputs (the families write one)" % len(outputs)
@@ -858,7 +859,7 @@ def recognise(ops, inputs, outputs, inits=None, stage=0):
     g = _gemm(ops, real, inputs, names, origin, y)
     if g:
         return g + (None,)
-    ch = _chain(ops, inputs, y, inits, stage) if stage is not None else None
+    ch = _chain(ops, inputs, y, inits, stage, budget) if stage is not None else None
     if ch:
         return ch + (None,)
     return None, None, "no family computes %s" % " -> ".join(
@@ -866,12 +867,15 @@ def recognise(ops, inputs, outputs, inits=None, stage=0):
 
 
 # A chain has at most this many stages (lib/task.h's TASK_THEN_MAX + 1), and
-# is looked for in graphs of at most CHAIN_OPS operations that compute.
+# is looked for in graphs of at most CHAIN_OPS operations that compute, by
+# trying at most CHAIN_TRIES first stages in all (a run of maps has a first
+# stage at every op, and each has the rest to search).
 CHAIN_STAGES = 5
 CHAIN_OPS = 24
+CHAIN_TRIES = 200
 
 
-def _chain(ops, inputs, y, inits, stage):
+def _chain(ops, inputs, y, inits, stage, budget=None):
     """(family, spec) of a chain (docs/tasks.md, "Chains"): a first stage
     that one family computes whole, ending at an operation whose result
     (one contiguous float tensor) is all the rest reads of it, and the
@@ -889,6 +893,7 @@ def _chain(ops, inputs, y, inits, stage):
     real = _real(ops)
     if stage + 1 >= CHAIN_STAGES or len(real) < 2 or len(real) > CHAIN_OPS:
         return None
+    budget = [CHAIN_TRIES] if budget is None else budget
     origin = _Origins(inputs)
     buf = "then_%d" % (stage + 1)
     if buf in inputs:
@@ -941,12 +946,15 @@ def _chain(ops, inputs, y, inits, stage):
         if tail_in is None or head_in is None or set(tail_in) & set(head_in) or not head_in \
                 or not any(x is src for o in tail for x in flat([o.args, o.kwargs])):
             continue
+        if budget[0] <= 0:
+            return None
+        budget[0] -= 1
         fam, spec, _ = recognise(head, {n: inputs[n] for n in head_in}, [t], inits, None)
         if not fam:
             continue
         tail_inputs = {buf: src}
         tail_inputs.update((n, inputs[n]) for n in tail_in)
-        fam2, spec2, _ = recognise(tail, tail_inputs, [y], inits, stage + 1)
+        fam2, spec2, _ = recognise(tail, tail_inputs, [y], inits, stage + 1, budget)
         if not fam2:
             continue
         # the rest's inputs in its families' order: its first stage's own,

@@ -233,7 +233,7 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		.candidate.launch.launches[8].kernel]) | unique) == [["heads", 10, "mha_relu"], ["wg", 15, "mha_softmax"]]' c.jsonl
 }
 
-@test "a graph no one family computes is a chain of them: a product, then group norm, then a map; a product and its sigmoid, then a row sum; a scalar parameter broadcast; the chain renders and compiles as one candidate" {
+@test "a graph no one family computes is a chain of them: a product, then group norm, then a map; a product and its sigmoid, then a row sum; a scalar parameter broadcast; two linears; the chain renders and compiles as one candidate" {
 	# linear -> group norm -> clamp: gemm, then stat_norm on its result, then elementwise
 	jq -e '.family == "gemm" and .spec.bias and .spec.epilogue == "v"
 		and (.then | map(.family)) == ["stat_norm", "elementwise"]
@@ -263,11 +263,18 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		"$P/linear_groupnorm_hardtanh.py" >twice.py
 	"$htam" import -q --into imp twice.py >imp.jsonl
 	jq -e '.family == "none"' imp.jsonl
-	# kgen's rules and NVRTC: the stages' kernels in one candidate
-	for t in linear_groupnorm_hardtanh linear_sigmoid_rowsum; do
+	# two linears with a relu between: gemm twice, the second reading the first's relu'd result
+	jq -e '.spec.epilogue == "fmaxf(v, 0.0f)" and .then == [{"family": "gemm", "spec": {"batched": false,
+		"a_transposed": false, "b_layout": "nk", "bias": true, "epilogue": "v", "tril": false, "triu": false,
+		"batch": 1, "m": "batch", "n": "out_features", "k": "hidden"}, "from": {"shape": ["batch", "hidden"],
+		"dtype": "f32"}, "inputs": ["fc2_weight", "fc2_bias"]}]' "$O/mlp_two_layers/task.json"
+	# kgen's rules and NVRTC: the stages' kernels in one candidate (the second gemm's all renamed,
+	# h3's unlaunched kernels too, or the source would define them twice)
+	for t in linear_groupnorm_hardtanh linear_sigmoid_rowsum mlp_two_layers; do
 		ktask --state "$O/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 2 | kcompile
 	done >c.jsonl
-	jq -se 'length == 4 and all(.[]; .compile.ok and .candidate.family == "gemm")' c.jsonl
+	jq -se 'length == 6 and all(.[]; .compile.ok and .candidate.family == "gemm")' c.jsonl
+	jq -se '.[4].compile.kernels | has("gemm_h3_absmax") and has("t1_gemm_h3_absmax") and has("t1_gemm_wg")' c.jsonl
 	jq -se '.[0].candidate.launch | ([.launches[].kernel] | index("gemm_wg") < index("t1_sn_apply")
 		and .[-1] == "t2_elementwise") and ([.workspace[].name] | index("then_1") and index("then_2"))' c.jsonl
 	jq -se '.[2].candidate.launch | (.launches[-1].kernel | test("^t1_mid_reduce_"))

@@ -407,6 +407,54 @@ stage_plan(const json_t *v, const json_t *knobs, const json_t *names)
 	return json_deep_copy(v);
 }
 
+/* The names of the kernels src defines (extern "C", then the name before
+ * the first parenthesis that is not __launch_bounds__'s), into names as
+ * name -> t<s>_name: every one is renamed, launched or not (gemm's source
+ * defines h3's kernels beside wg's). */
+static void
+source_kernels(const char *src, size_t s, json_t *names)
+{
+	const char *p = src, *q, *id = NULL;
+	char name[PLAN_NAME_MAX], ren[PLAN_NAME_MAX + 32];
+	size_t idlen = 0;
+	int depth;
+
+	while ((p = strstr(p, "extern \"C\""))) {
+		p += strlen("extern \"C\"");
+		id = NULL;
+		while (*p && *p != '(' && *p != ';' && *p != '{') {
+			if (isalpha((unsigned char)*p) || *p == '_') {
+				for (q = p; isalnum((unsigned char)*q) || *q == '_'; q++)
+					;
+				id = p;
+				idlen = (size_t)(q - p);
+				p = q;
+				if (idlen == strlen("__launch_bounds__") &&
+				    strncmp(id, "__launch_bounds__", idlen) == 0) {
+					while (*p && *p != '(')
+						p++;
+					for (depth = 0; *p; p++) {
+						depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+						if (depth == 0)
+							break;
+					}
+					if (*p)
+						p++;
+					id = NULL;
+				}
+				continue;
+			}
+			p++;
+		}
+		if (*p == '(' && id && idlen < sizeof(name)) {
+			memcpy(name, id, idlen);
+			name[idlen] = '\0';
+			snprintf(ren, sizeof(ren), "t%zu_%s", s, name);
+			json_object_set_new(names, name, json_string(ren));
+		}
+	}
+}
+
 /* The element count of stage s's buffer as a size expression. */
 static char *
 buffer_count(const json_t *task, size_t s)
@@ -430,10 +478,10 @@ buffer_count(const json_t *task, size_t s)
 /* Stage s (> 0) of a chain appended to the candidate so far: its family's
  * starting configuration for the stage (rules_start: a later stage is not
  * searched, kgen moves the first stage's knobs), its source in a namespace
- * of its own after its knobs as #defines and its kernels renamed by
- * macros to t<s>_<name> (two stages of one family would define a kernel
- * twice), its launches after the ones before, its workspace renamed so,
- * and the buffer it reads added. Returns 0, or -1 with err. */
+ * of its own after its knobs as #defines and every kernel it defines
+ * renamed by macro to t<s>_<name> (two stages of one family would define a
+ * kernel twice), its launches after the ones before, its workspace renamed
+ * so, and the buffer it reads added. Returns 0, or -1 with err. */
 static int
 chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
 	json_t *launches, json_t *workspace, json_t *variants, char *err, size_t errlen)
@@ -442,6 +490,7 @@ chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
 		json_object_get(task, "then"), s - 1), "family"));
 	const json_t *plan, *l, *w, *v;
 	json_t *fam = NULL, *view = task_stage(task, s), *cfg = NULL, *c = NULL, *names;
+	json_t *kernels = NULL;
 	const char *var, *k;
 	char e[RULES_ERR], buf[PLAN_NAME_MAX + 16], *text, *after, *next, *count;
 	size_t i;
@@ -457,11 +506,9 @@ chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
 		goto out;
 	}
 	plan = json_object_get(c, "launch");
-	json_array_foreach(json_object_get(plan, "launches"), i, l) {
-		k = json_string_value(json_object_get(l, "kernel"));
-		snprintf(buf, sizeof(buf), "t%zu_%s", s, k);
-		json_object_set_new(names, k, json_string(buf));
-	}
+	kernels = json_object();
+	source_kernels(json_string_value(json_object_get(c, "source")), s, kernels);
+	json_object_update(names, kernels);
 	json_array_foreach(json_object_get(plan, "workspace"), i, w) {
 		k = json_string_value(json_object_get(w, "name"));
 		snprintf(buf, sizeof(buf), "t%zu_%s", s, k);
@@ -498,10 +545,8 @@ chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
 		free(after);
 		after = next;
 	}
-	json_array_foreach(json_object_get(plan, "launches"), i, l) {
-		k = json_string_value(json_object_get(l, "kernel"));
-		next = xasprintf("%s#undef %s\n#define %s %s\n", text, k, k,
-			json_string_value(json_object_get(names, k)));
+	json_object_foreach(kernels, k, v) {
+		next = xasprintf("%s#undef %s\n#define %s %s\n", text, k, k, json_string_value(v));
 		free(text);
 		text = next;
 		next = xasprintf("%s#undef %s\n", after, k);
@@ -517,6 +562,7 @@ chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
 	json_array_append_new(variants, json_string(var));
 	rc = 0;
 out:
+	json_decref(kernels);
 	json_decref(names);
 	json_decref(c);
 	json_decref(cfg);

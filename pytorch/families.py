@@ -620,6 +620,14 @@ def pointwise_expr(ops, known, shape, bcast=None):
     from trace import skey
     known = dict(known)
     bcast = bcast or {}
+
+    def clobber(op):
+        """An op no map is that writes over one of its arguments in place
+        (g.mul_(3)): that value's text no longer holds."""
+        args = {skey(a) for a in flat([op.args, op.kwargs]) if isinstance(a, torch.Tensor)}
+        for x in op.outs:
+            if isinstance(x, torch.Tensor) and skey(x) in args:
+                known.pop(skey(x), None)
     for op in ops:
         if not op.outs or not isinstance(op.outs[0], torch.Tensor):
             continue
@@ -628,10 +636,11 @@ def pointwise_expr(ops, known, shape, bcast=None):
             src = op.args[0] if op.args else None
             if isinstance(src, torch.Tensor) and skey(src) in known and list(out.shape) == list(shape) \
                     and list(src.shape) == list(shape) and out.dtype in FLOATS \
-                    and src.is_contiguous() and out.is_contiguous():
+                    and out.dtype == src.dtype and src.is_contiguous() and out.is_contiguous():
                 known[skey(out)] = known[skey(src)]
             continue
         if list(out.shape) != list(shape) or out.dtype not in FLOATS:
+            clobber(op)
             continue
         args = []
         ok = True
@@ -654,6 +663,7 @@ def pointwise_expr(ops, known, shape, bcast=None):
             else:
                 args.append(None)
         if not ok:
+            clobber(op)
             continue
         try:
             text = _pointwise(op.name, args, op)
@@ -661,6 +671,8 @@ def pointwise_expr(ops, known, shape, bcast=None):
             text = None
         if text is not None:
             known[skey(out)] = text
+        else:
+            clobber(op)
     return known
 
 
@@ -888,8 +900,8 @@ def _chain(ops, inputs, y, inits, stage, budget=None):
     later stages, each {family, spec, shape (the buffer's (tensor, axis)
     factors), dtype, inputs (the task's inputs it reads, in its family's
     order)}, and "_inputs": the task's inputs in the order the stages read
-    them. An input read by two stages is not split so (the stages read
-    disjoint inputs). None for no chain."""
+    them. An input read by two stages, or by none, is not split so (each
+    input is read by one stage). None for no chain."""
     real = _real(ops)
     if stage + 1 >= CHAIN_STAGES or len(real) < 2 or len(real) > CHAIN_OPS:
         return None
@@ -908,14 +920,15 @@ def _chain(ops, inputs, y, inits, stage, budget=None):
         pos = next(i for i, o in enumerate(ops) if o is last)
         head, tail = ops[:pos + 1], ops[pos + 1:]
         # the buffer as the rest reads it: through a view or copy of all of
-        # it (a pool's result squeezed) when that is its one reader
+        # it (a pool's result squeezed), of its type, when that is its one
+        # reader
         src = t
         while True:
             readers = [o for o in tail if any(x is src for x in flat([o.args, o.kwargs]))]
             v = readers[0].outs[0] if len(readers) == 1 and readers[0].name in SKIP \
-                and readers[0].outs else None
+                and readers[0].name != "aten.copy_.default" and readers[0].outs else None
             if not isinstance(v, torch.Tensor) or not v.is_contiguous() or v.numel() != t.numel() \
-                    or v is y:
+                    or v.dtype != t.dtype or v is y:
                 break
             tail = [o for o in tail if o is not readers[0]]
             src = v
@@ -943,7 +956,9 @@ def _chain(ops, inputs, y, inits, stage, budget=None):
             return [n for n in inputs if n in used]
         tail_in = reads(tail, inner)
         head_in = reads(head, made)
+        # every input read by one stage (an unread parameter has no stage)
         if tail_in is None or head_in is None or set(tail_in) & set(head_in) or not head_in \
+                or set(tail_in) | set(head_in) != set(inputs) \
                 or not any(x is src for o in tail for x in flat([o.args, o.kwargs])):
             continue
         if budget[0] <= 0:

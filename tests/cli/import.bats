@@ -258,11 +258,24 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '(.then | map([.family, (.from.shape | length)])) == [["pool", 4], ["mid_reduce", 2]]
 		and .then[0].spec.op == "avg" and .then[1].spec.op == "max"' "$O/linear_avgpool_max/task.json"
 	cd "$BATS_TEST_TMPDIR"
-	# an input read by two stages (the linear's bias, added again at the end) is no chain
+	# no chain where its stages would not compute the graph: an input read by two stages (the
+	# linear's bias added again at the end); a value written over in place by an op no map is
+	# (mul_: the epilogue or the stage after would lose it); a round trip through f16 between
+	# two stages (its rounding would be lost with the cast)
 	sed 's/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0)/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0) + self.fc.bias/' \
 		"$P/linear_groupnorm_hardtanh.py" >twice.py
-	"$htam" import -q --into imp twice.py >imp.jsonl
-	jq -e '.family == "none"' imp.jsonl
+	sed 's/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0)/y = self.fc(x); y.mul_(3.0); return torch.clamp(self.gn(y), -2.0, 2.0)/' \
+		"$P/linear_groupnorm_hardtanh.py" >inplace.py
+	sed 's/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0)/return torch.clamp(self.gn(self.fc(x)).half().float(), -2.0, 2.0)/' \
+		"$P/linear_groupnorm_hardtanh.py" >halved.py
+	"$htam" import -q --into imp twice.py inplace.py halved.py >imp.jsonl
+	jq -se 'map(.family) == ["none", "none", "none"]' imp.jsonl
+	# two gemm stages of other layouts: the first's B_LAYOUT_nk is undefined before the second
+	jq -e '.spec.b_layout == "nk" and (.then | map([.family, .spec.b_layout])) == [["gemm", "kn"]]' \
+		"$O/linear_then_matmul/task.json"
+	ktask --state "$O/linear_then_matmul" | kgen -k 1 | jq -r .candidate.source >two.cu
+	awk '/^#undef B_LAYOUT_nk$/ { u = NR } /^namespace htam_then1 \{/ { n = NR } /^#define B_LAYOUT_kn/ { k = NR }
+		END { exit !(u && u < n && n < k) }' two.cu
 	# two linears with a relu between: gemm twice, the second reading the first's relu'd result
 	jq -e '.spec.epilogue == "fmaxf(v, 0.0f)" and .then == [{"family": "gemm", "spec": {"batched": false,
 		"a_transposed": false, "b_layout": "nk", "bias": true, "epilogue": "v", "tril": false, "triu": false,

@@ -186,7 +186,7 @@ candidates() {
 	[ -z "$output" ]
 }
 
-@test "a chain renders as one candidate: the first stage searched, each later one at its family's start, its kernels renamed, the buffers between them workspace; NVRTC compiles it" {
+@test "a chain renders as one candidate: the first stage searched, each later one at its family's start, its kernels renamed, its headers hoisted, the buffers between them workspace; NVRTC compiles it" {
 	# axpy as a chain (docs/tasks.md): 2x first, then the sum with z
 	chain='.task.spec = {"expr": "2.0f * x", "numel": "n"} | .task.then = [{"family": "elementwise",
 		"spec": {"expr": "then_1 + z", "numel": "n"}, "from": {"shape": ["n"], "dtype": "f32"}, "inputs": ["z"]}]'
@@ -206,6 +206,17 @@ candidates() {
 	command -v kcompile >/dev/null || skip "no kcompile on PATH"
 	[ "$(kcompile <"$BATS_TEST_TMPDIR/c.jsonl" | jq -c '[.compile.ok, (.compile.kernels | keys)]')" = \
 		'[true,["elementwise","t1_elementwise"]]' ]
+	# a later stage that includes a header (row_norm's cluster variant, for rows wider than
+	# shared memory, includes cooperative_groups.h): the include is hoisted out of its namespace
+	wide='.task.spec = {"expr": "2.0f * x + z", "numel": "n"} | .task.then = [{"family": "row_norm",
+		"spec": {"op": "softmax", "rows": "n / 131072", "cols": "131072"}, "from": {"shape": ["n"], "dtype": "f32"},
+		"inputs": []}] | .task.check_params = [{"n": 131072}, {"n": 262144}]'
+	ktask --state tests/data/tasks/axpy | jq -c "$wide" | kgen -b rules -k 1 >"$BATS_TEST_TMPDIR/w.jsonl"
+	jq -r .candidate.source "$BATS_TEST_TMPDIR/w.jsonl" >"$BATS_TEST_TMPDIR/w.cu"
+	[ "$(grep -n '#include <cooperative_groups.h>' "$BATS_TEST_TMPDIR/w.cu" | cut -d: -f1)" -lt \
+		"$(grep -n 'namespace htam_then1 {' "$BATS_TEST_TMPDIR/w.cu" | cut -d: -f1)" ]
+	[ "$(kcompile <"$BATS_TEST_TMPDIR/w.jsonl" | jq -c '[.compile.ok, (.compile.kernels | keys)]')" = \
+		'[true,["elementwise","t1_row_norm_cluster"]]' ]
 	# a later stage's spec is checked as the first's, and named
 	run bash -c "ktask --state tests/data/tasks/axpy | jq -c '$chain | del(.task.then[0].spec.numel)' | kgen -b rules -k 1 2>/dev/null"
 	[ "$(jq -c '.candidate | [.status, .reason]' <<<"$output")" = \

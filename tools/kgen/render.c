@@ -407,6 +407,97 @@ stage_plan(const json_t *v, const json_t *knobs, const json_t *names)
 	return json_deep_copy(v);
 }
 
+/* Appends the formatted text to *s (a string the caller frees). */
+static void
+cat(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+cat(char **s, const char *fmt, ...)
+{
+	va_list ap;
+	char *more, *both;
+
+	va_start(ap, fmt);
+	if (vasprintf(&more, fmt, ap) < 0)
+		die(EXIT_FAIL, "out of memory");
+	va_end(ap);
+	both = xasprintf("%s%s", *s, more);
+	free(more);
+	free(*s);
+	*s = both;
+}
+
+/* The start of the name a directive line of src at p defines with
+ * directive ("define", "include"), or NULL: p at a line's start, then
+ * blanks, '#', blanks and the directive. */
+static const char *
+directive(const char *p, const char *what)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p++ != '#')
+		return NULL;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncmp(p, what, strlen(what)) != 0)
+		return NULL;
+	p += strlen(what);
+	if (*p != ' ' && *p != '\t' && *p != '<' && *p != '"')
+		return NULL;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* "#undef NAME" for every macro src #defines, and for each knob (a
+ * stage's, defined on the command line or before its text): a stage's
+ * macros are undefined after it, so that the next stage's `#if
+ * defined(...)` and `#ifndef` see its own (gemm's B_LAYOUT_nk, pool's
+ * PL_COUNT_padded, a VARIANT_ flag). A new string. */
+static char *
+undefine_all(const char *src, const json_t *knobs)
+{
+	const char *p = src, *q;
+	char *out = xstrdup("");
+	const char *k;
+	const json_t *v;
+
+	for (; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (!(q = directive(p, "define")))
+			continue;
+		for (p = q; isalnum((unsigned char)*q) || *q == '_'; q++)
+			;
+		if (q > p)
+			cat(&out, "#undef %.*s\n", (int)(q - p), p);
+	}
+	json_object_foreach((json_t *)knobs, k, v)
+		cat(&out, "#undef %s\n", k);
+	return out;
+}
+
+/* src without its #include lines, which are appended to *includes: a later
+ * stage's headers come first in the whole source, outside its namespace
+ * (row_norm's cooperative_groups.h would be read inside it). A new
+ * string. */
+static char *
+hoist_includes(const char *src, char **includes)
+{
+	const char *p = src, *end;
+	char *out = xstrdup("");
+	int len;
+
+	for (; *p; p = end) {
+		end = strchr(p, '\n');
+		end = end ? end + 1 : p + strlen(p);
+		len = (int)(end - p);
+		if (directive(p, "include"))
+			cat(includes, "%.*s%s", len, p, end[-1] == '\n' ? "" : "\n");
+		else
+			cat(&out, "%.*s", len, p);
+	}
+	return out;
+}
+
 /* The names of the kernels src defines (extern "C", then the name before
  * the first parenthesis that is not __launch_bounds__'s), into names as
  * name -> t<s>_name: every one is renamed, launched or not (gemm's source
@@ -480,11 +571,13 @@ buffer_count(const json_t *task, size_t s)
  * searched, kgen moves the first stage's knobs), its source in a namespace
  * of its own after its knobs as #defines and every kernel it defines
  * renamed by macro to t<s>_<name> (two stages of one family would define a
- * kernel twice), its launches after the ones before, its workspace renamed
- * so, and the buffer it reads added. Returns 0, or -1 with err. */
+ * kernel twice), its #include lines moved to *includes, every macro it
+ * defines undefined after it; its launches after the ones before, its
+ * workspace renamed so, and the buffer it reads added. Returns 0, or -1
+ * with err. */
 static int
-chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
-	json_t *launches, json_t *workspace, json_t *variants, char *err, size_t errlen)
+chain_stage(const json_t *family, const json_t *task, size_t s, char **includes,
+	char **src, json_t *launches, json_t *workspace, char *err, size_t errlen)
 {
 	const char *fname = json_string_value(json_object_get(json_array_get(
 		json_object_get(task, "then"), s - 1), "family"));
@@ -492,7 +585,7 @@ chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
 	json_t *fam = NULL, *view = task_stage(task, s), *cfg = NULL, *c = NULL, *names;
 	json_t *kernels = NULL;
 	const char *var, *k;
-	char e[RULES_ERR], buf[PLAN_NAME_MAX + 16], *text, *after, *next, *count;
+	char e[RULES_ERR], buf[PLAN_NAME_MAX + 16], *count, *own, *undef;
 	size_t i;
 	int rc = -1;
 
@@ -509,6 +602,13 @@ chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
 	kernels = json_object();
 	source_kernels(json_string_value(json_object_get(c, "source")), s, kernels);
 	json_object_update(names, kernels);
+	/* the stage's tensors keep their names (no knob binding in them) */
+	json_array_foreach(json_object_get(view, "inputs"), i, w)
+		json_object_set(names, json_string_value(json_object_get(w, "name")),
+			json_object_get(w, "name"));
+	json_array_foreach(json_object_get(view, "outputs"), i, w)
+		json_object_set(names, json_string_value(json_object_get(w, "name")),
+			json_object_get(w, "name"));
 	json_array_foreach(json_object_get(plan, "workspace"), i, w) {
 		k = json_string_value(json_object_get(w, "name"));
 		snprintf(buf, sizeof(buf), "t%zu_%s", s, k);
@@ -525,41 +625,24 @@ chain_stage(const json_t *family, const json_t *task, size_t s, char **src,
 		json_array_append_new(launches, stage_plan(l, json_object_get(c, "defines"), names));
 	json_array_foreach(json_object_get(plan, "workspace"), i, w)
 		json_array_append_new(workspace, stage_plan(w, json_object_get(c, "defines"), names));
-	/* its source: the variants before it undefined, its knobs and kernel
-	 * names defined (and undefined after it), inside its own namespace (its
-	 * helpers may share names with the stages' before it) */
-	text = xasprintf("\n\n/* ---- then[%zu]: family %s, variant %s, its starting "
+	/* its source: its knobs and kernel names defined, its headers hoisted,
+	 * the rest inside its own namespace (its helpers may share names with
+	 * the stages' before it), and every macro it defined undefined after
+	 * it */
+	cat(src, "\n\n/* ---- then[%zu]: family %s, variant %s, its starting "
 		"configuration ---- */\n", s - 1, fname, var);
-	after = xstrdup("");
-	json_array_foreach(variants, i, v) {
-		next = xasprintf("%s#undef VARIANT_%s\n", text, json_string_value(v));
-		free(text);
-		text = next;
-	}
-	json_object_foreach(json_object_get(c, "defines"), k, v) {
-		next = xasprintf("%s#undef %s\n#define %s %" JSON_INTEGER_FORMAT "\n", text, k, k,
-			json_integer_value(v));
-		free(text);
-		text = next;
-		next = xasprintf("%s#undef %s\n", after, k);
-		free(after);
-		after = next;
-	}
-	json_object_foreach(kernels, k, v) {
-		next = xasprintf("%s#undef %s\n#define %s %s\n", text, k, k, json_string_value(v));
-		free(text);
-		text = next;
-		next = xasprintf("%s#undef %s\n", after, k);
-		free(after);
-		after = next;
-	}
-	next = xasprintf("%s%snamespace htam_then%zu {\n%s\n} /* namespace htam_then%zu */\n%s",
-		*src, text, s, json_string_value(json_object_get(c, "source")), s, after);
-	free(text);
-	free(after);
-	free(*src);
-	*src = next;
-	json_array_append_new(variants, json_string(var));
+	json_object_foreach(json_object_get(c, "defines"), k, v)
+		cat(src, "#define %s %" JSON_INTEGER_FORMAT "\n", k, json_integer_value(v));
+	json_object_foreach(kernels, k, v)
+		cat(src, "#define %s %s\n", k, json_string_value(v));
+	own = hoist_includes(json_string_value(json_object_get(c, "source")), includes);
+	undef = undefine_all(own, json_object_get(c, "defines"));
+	cat(src, "namespace htam_then%zu {\n%s\n} /* namespace htam_then%zu */\n%s", s, own, s,
+		undef);
+	json_object_foreach(kernels, k, v)
+		cat(src, "#undef %s\n", k);
+	free(own);
+	free(undef);
 	rc = 0;
 out:
 	json_decref(kernels);
@@ -599,8 +682,8 @@ json_t *
 rules_render(const json_t *family, const json_t *task, const char *variant,
 	const json_t *knobs, char *err, size_t errlen)
 {
-	json_t *view, *c, *launches, *workspace, *variants, *launch, *key;
-	char *src, id[65], e[RULES_ERR];
+	json_t *view, *c, *launches, *workspace, *launch, *key;
+	char *src, *includes, *whole, id[65], e[RULES_ERR];
 	size_t s;
 
 	if (!json_object_get(task, "then"))
@@ -610,16 +693,24 @@ rules_render(const json_t *family, const json_t *task, const char *variant,
 	json_decref(view);
 	if (!c)
 		return NULL;
+	/* the first stage's macros, its knobs (the candidate's defines) among
+	 * them, undefined after it */
 	src = xstrdup(json_string_value(json_object_get(c, "source")));
+	whole = undefine_all(src, json_object_get(c, "defines"));
+	cat(&src, "\n%s", whole);
+	free(whole);
+	includes = xstrdup("");
 	launches = json_deep_copy(json_object_get(json_object_get(c, "launch"), "launches"));
 	workspace = json_object_get(json_object_get(c, "launch"), "workspace") ?
 		json_deep_copy(json_object_get(json_object_get(c, "launch"), "workspace")) :
 		json_array();
-	variants = json_pack("[s]", variant);
 	for (s = 1; s < task_stages(task); s++)
-		if (chain_stage(family, task, s, &src, launches, workspace, variants, err,
+		if (chain_stage(family, task, s, &includes, &src, launches, workspace, err,
 		    errlen) < 0)
 			goto fail;
+	whole = xasprintf("%s%s", includes, src);
+	free(src);
+	src = whole;
 	launch = json_pack("{s:o, s:o}", "launches", launches, "workspace", workspace);
 	launches = workspace = NULL;
 	if (task_plan_check(launch, task, json_object_get(c, "defines"), e, sizeof(e)) < 0) {
@@ -635,13 +726,13 @@ rules_render(const json_t *family, const json_t *task, const char *variant,
 	json_object_set_new(c, "source", json_string(src));
 	json_object_set_new(c, "launch", launch);
 	free(src);
-	json_decref(variants);
+	free(includes);
 	return c;
 fail:
 	free(src);
+	free(includes);
 	json_decref(launches);
 	json_decref(workspace);
-	json_decref(variants);
 	json_decref(c);
 	return NULL;
 }

@@ -65,7 +65,8 @@ $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 # Unit tests (cmocka), one program per tests/unit/*.c, each linked with
 # the objects of the tool it tests (UNITOBJ_name) and the library.
 UNITS := $(basename $(notdir $(wildcard tests/unit/*.c)))
-UNITOBJ_rules := $(O)/tools/kgen/family.o $(O)/tools/kgen/render.o $(O)/tools/kgen/rules.o
+UNITOBJ_rules := $(O)/tools/kgen/family.o $(O)/tools/kgen/render.o $(O)/tools/kgen/chain.o \
+	$(O)/tools/kgen/rules.o
 UNITOBJ_baseline := $(O)/tools/kbench/baseline.o
 $(O)/tests/unit/%.o: CPPFLAGS += -Itools/kgen -Itools/kbench
 $(O)/tests/unit/%: $(O)/tests/unit/%.o $$(UNITOBJ_$$*) $(LIBA)

@@ -13,7 +13,8 @@
  *                                          "variant": V, "knobs": {...}}
  *
  * The Makefile links it with the rules generator's objects (family.o,
- * render.o, rules.o) and the library; it uses their interface, rules.h. */
+ * render.o, chain.o, rules.o) and the library; it uses their interface,
+ * rules.h. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>

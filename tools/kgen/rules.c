@@ -1,9 +1,9 @@
 /* rules.c: kgen's rules generator. From a state it makes candidates of
  * the task's template family (family.c loads it, render.c renders a
- * configuration): it starts from the current kernel's configuration,
- * moves it as the memory's strategies say, repairs or refuses what breaks
- * a constraint, and fills up with one-knob steps. The backend interface
- * over it is rules_backend.c.
+ * configuration, chain.c a chain's stages): it starts from the current
+ * kernel's configuration, moves it as the memory's strategies say,
+ * repairs or refuses what breaks a constraint, and fills up with one-knob
+ * steps. The backend interface over it is rules_backend.c.
  *
  * A configuration is a JSON object {"variant": V, "knobs": {NAME: int}};
  * its knobs come in the order the family file lists them, which fixes the

@@ -91,17 +91,28 @@ int rules_when(const char *when, const json_t *task, const char *variant,
  * knob is in its domain, every constraint at every size set and the launch
  * plan with task_plan_check. Returns a new candidate object {id, source, defines,
  * launch, generator, family, variant}, or NULL with err saying why the
- * configuration is refused (a constraint's why, a plan error). */
+ * configuration is refused (a constraint's why, a plan error). A chain (the
+ * task's "then") is rendered whole: rules_chain_render. */
 json_t *rules_render(const json_t *family, const json_t *task,
 	const char *variant, const json_t *knobs, char *err, size_t errlen);
+
+/* rules_render for a task that is no chain, or for one stage of a chain
+ * seen as a task of its own (task_stage). */
+json_t *rules_render_one(const json_t *family, const json_t *task,
+	const char *variant, const json_t *knobs, char *err, size_t errlen);
+
+/* ---- chains (chain.c) ---- */
 
 /* A chain's later stages (lib/task.h) checked as rules_spec_check checks
  * the first: each family loads (from the first's folder, _dir) and the
  * stage's spec is one it serves. Returns 0, or -1 with err naming the
- * stage. rules_render renders a chain whole: the first stage at the
- * configuration it is given, each later one at its family's starting
- * configuration (rules_start), one source and one launch plan. */
+ * stage. */
 int rules_chain_check(const json_t *family, const json_t *task, char *err, size_t errlen);
+/* rules_render of a chain: the first stage (family) at variant and knobs,
+ * each later one at its family's starting configuration (rules_start);
+ * one source and one launch plan (docs/templates.md, "Chains"). */
+json_t *rules_chain_render(const json_t *family, const json_t *task,
+	const char *variant, const json_t *knobs, char *err, size_t errlen);
 
 /* The configuration a task of family starts from: the first of the
  * family's starts whose when is positive at the task's params and whose

@@ -267,6 +267,7 @@ check_then(const json_t *task, const json_t *sets, char *err, size_t errlen)
 {
 	static const char *const members[] = { "family", "spec", "from", "inputs", NULL };
 	static const char *const from_members[] = { "shape", "dtype", NULL };
+	static const char *const lists[] = { "inputs", "outputs" };
 	const json_t *then = json_object_get(task, "then"), *st, *from, *dim, *in;
 	json_t *used;
 	const char *unknown, *fam, *name;
@@ -284,16 +285,12 @@ check_then(const json_t *task, const json_t *sets, char *err, size_t errlen)
 	if (strcmp(json_string_value(json_object_get(task, "family")), TASK_NO_FAMILY) == 0)
 		return bad(err, errlen, task, "then: a task of no family (\"%s\") has no "
 			"stages after it", TASK_NO_FAMILY);
-	json_array_foreach(json_object_get(task, "inputs"), i, st)
-		if (strncmp(json_string_value(json_object_get(st, "name")), "then_", 5) == 0)
-			return bad(err, errlen, task, "inputs[%zu].name: '%s' is the name of a "
-				"buffer between a chain's stages", i,
-				json_string_value(json_object_get(st, "name")));
-	json_array_foreach(json_object_get(task, "outputs"), i, st)
-		if (strncmp(json_string_value(json_object_get(st, "name")), "then_", 5) == 0)
-			return bad(err, errlen, task, "outputs[%zu].name: '%s' is the name of a "
-				"buffer between a chain's stages", i,
-				json_string_value(json_object_get(st, "name")));
+	for (d = 0; d < 2; d++)
+		json_array_foreach(json_object_get(task, lists[d]), i, st)
+			if (strncmp(json_string_value(json_object_get(st, "name")), "then_", 5) == 0)
+				return bad(err, errlen, task, "%s[%zu].name: '%s' is the name of a "
+					"buffer between a chain's stages", lists[d], i,
+					json_string_value(json_object_get(st, "name")));
 	used = json_object();
 	json_array_foreach(then, i, st) {
 		if (!json_is_object(st)) {

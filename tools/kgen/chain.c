@@ -172,18 +172,20 @@ static char *
 hoist_includes(const char *src, char **includes)
 {
 	const char *p = src, *end;
-	char *out = xstrdup("");
-	int len;
+	char *out = xmalloc(strlen(src) + 1);
+	size_t n = 0;
 
 	for (; *p; p = end) {
 		end = strchr(p, '\n');
 		end = end ? end + 1 : p + strlen(p);
-		len = (int)(end - p);
-		if (directive(p, "include"))
-			cat(includes, "%.*s%s", len, p, end[-1] == '\n' ? "" : "\n");
-		else
-			cat(&out, "%.*s", len, p);
+		if (directive(p, "include")) {
+			cat(includes, "%.*s%s", (int)(end - p), p, end[-1] == '\n' ? "" : "\n");
+			continue;
+		}
+		memcpy(out + n, p, (size_t)(end - p));
+		n += (size_t)(end - p);
 	}
+	out[n] = '\0';
 	return out;
 }
 

@@ -248,6 +248,10 @@ candidates() {
 		grep -qx '#define MR_KEEP (-1)'
 	jq -r 'select(.task.spec.op | type == "object") | .candidate.source' "$BATS_TEST_TMPDIR/ops.jsonl" | head -400 |
 		grep -qx '#define MR_FINALIZE(v, n) (sqrtf(v) / (float)n)'
+	# logsumexp is a softmax statistic finalized: the maximum and the sum of exponentials
+	jq -r 'select(.task.spec.op == "logsumexp") | .candidate.source' "$BATS_TEST_TMPDIR/ops.jsonl" | head -400 >"$BATS_TEST_TMPDIR/lse.cu"
+	grep -qx '#define MR_STAT 1' "$BATS_TEST_TMPDIR/lse.cu"
+	grep -qx '#define MR_STAT_FINAL(m, s) (m + logf(s))' "$BATS_TEST_TMPDIR/lse.cu"
 }
 
 @test "an op the family does not know, or one that is not a lone expression, is a gen_error naming it" {
@@ -297,6 +301,13 @@ candidates() {
 	[ "$(gen l1norm '.task.spec.op = {"stat": "softmax", "apply": "e * rs", "map": "x"}')" = \
 		'task "l1norm": spec.op: a softmax statistic takes no map' ]
 	[[ $(gen l1norm '.task.spec.op = {"stat": "softmax", "apply": "e; } void f() { "}') == 'task "l1norm": spec.op.apply: expected one C expression'* ]]
+	# a statistic is applied to each value (row_norm) or finalized to one result (mid_reduce), not both
+	[ "$(gen l1norm '.task.spec.op = {"stat": "softmax", "apply": "e * rs", "finalize": "m"}')" = \
+		'task "l1norm": spec.op: a softmax statistic takes apply (of x, m, s, e, rs, ls: each value of the row) or finalize (of m and s: the row'"'"'s one result), and no keep' ]
+	[ "$(gen l1norm '.task.spec.op = "softmax" | .task.spec.op = {"stat": "softmax", "finalize": "m + logf(s)"}')" = \
+		'task "l1norm": no variant of family row_norm serves it: variant cluster takes no stat op; variant block takes no stat op; variant split takes no stat op' ]
+	[ "$(gen sum_dim1 '.task.spec.op = {"stat": "softmax", "apply": "e * rs"}')" = \
+		'task "sum_dim1": no variant of family mid_reduce serves it: variant tile takes no softmax op; variant split takes no softmax op; variant thread takes no softmax op' ]
 	# a fold without apply: no row_norm variant takes one, and each says so
 	[ "$(gen l1norm '.task.spec.op = {"combine": "a + b", "identity": "0.0f"}')" = \
 		'task "l1norm": no variant of family row_norm serves it: variant cluster takes no fold op; variant block takes no fold op; variant split takes no fold op' ]

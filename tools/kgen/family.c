@@ -251,13 +251,13 @@ load_variant(const char *dir, const char *file, const char *name, json_t *v,
 	c = json_object_get(v, "takes");
 	if (c && (!json_is_array(c) || json_array_size(c) == 0))
 		return errf(err, errlen, "%s.takes: expected an array of op kinds (fold, "
-			"apply, keep, softmax)", where);
+			"apply, keep, softmax, stat)", where);
 	json_array_foreach(c, i, k) {
 		kn = json_string_value(k);
 		if (!kn || (strcmp(kn, "fold") && strcmp(kn, "apply") && strcmp(kn, "keep") &&
-		    strcmp(kn, "softmax")))
-			return errf(err, errlen, "%s.takes[%zu]: expected fold, apply, keep "
-				"or softmax", where, i);
+		    strcmp(kn, "softmax") && strcmp(kn, "stat")))
+			return errf(err, errlen, "%s.takes[%zu]: expected fold, apply, keep, "
+				"softmax or stat", where, i);
 	}
 	if (check_reals(where, json_object_get(v, "reals"), err, errlen) < 0)
 		return -1;
@@ -334,8 +334,10 @@ op_expr_ok(const char *s)
 /* Checks one op, {"map", "combine", "identity", "finalize"} (a fold), a
  * fold with "apply" (each value x of the input then becomes apply(x, v), v
  * the fold's result), {"keep": "max"|"min", "result": "value"|"index",
- * "map"} (index-keeping), or {"stat": "softmax", "apply"} (a row's max and
- * sum of exponentials); where names the op in messages. */
+ * "map"} (index-keeping), or {"stat": "softmax", "apply"} (a row's max m
+ * and sum of exponentials s, applied to each value) or {"stat": "softmax",
+ * "finalize"} (the reduction's result, of m and s: logsumexp); where names
+ * the op in messages. */
 static int
 check_op(const char *where, const json_t *op, char *err, size_t errlen)
 {
@@ -364,12 +366,14 @@ check_op(const char *where, const json_t *op, char *err, size_t errlen)
 				"max and sum of exponentials; a fold states map, combine, "
 				"identity and finalize instead)", where);
 		for (i = 0; exprs[i]; i++)
-			if (strcmp(exprs[i], "apply") && json_object_get(op, exprs[i]))
+			if (strcmp(exprs[i], "apply") && strcmp(exprs[i], "finalize") &&
+			    json_object_get(op, exprs[i]))
 				return errf(err, errlen, "%s: a softmax statistic takes no %s",
 					where, exprs[i]);
-		if (keep || !json_object_get(op, "apply"))
+		if (keep || !json_object_get(op, "apply") == !json_object_get(op, "finalize"))
 			return errf(err, errlen, "%s: a softmax statistic takes apply "
-				"(of x, m, s, e, rs, ls) and no keep", where);
+				"(of x, m, s, e, rs, ls: each value of the row) or finalize "
+				"(of m and s: the row's one result), and no keep", where);
 		return 0;
 	}
 	if (keep) {
@@ -423,12 +427,16 @@ op_of(const json_t *family, const json_t *v)
 	return json_is_object(v) ? v : NULL;
 }
 
-/* The kind of an op: "softmax", "keep", "apply" or "fold". */
+/* The kind of an op: "softmax" (a statistic applied to each value),
+ * "stat" (a statistic finalized to one result), "keep", "apply" or
+ * "fold". */
 static const char *
 op_kind(const json_t *op)
 {
-	return json_object_get(op, "stat") ? "softmax" : json_object_get(op, "keep") ?
-		"keep" : json_object_get(op, "apply") ? "apply" : "fold";
+	if (json_object_get(op, "stat"))
+		return json_object_get(op, "apply") ? "softmax" : "stat";
+	return json_object_get(op, "keep") ? "keep" : json_object_get(op, "apply") ?
+		"apply" : "fold";
 }
 
 static const char *

@@ -3,7 +3,11 @@
  * a fold, v = combine(v, map(x)) from its identity, then finalize(v, n)
  * with n the length reduced; or one that keeps the maximum or the minimum
  * of map(x), its value or its int64 index (the first one; NaN counts as
- * the extreme, as in torch).
+ * the extreme, as in torch); or a softmax statistic (MR_STAT): the running
+ * maximum m of x and s, the sum of exp(x - m), rescaled when m grows, the
+ * result MR_STAT_FINAL(m, s) (logsumexp: m + log(s)) where m is finite and
+ * m itself where it is infinite or NaN (PyTorch's logsumexp: inf for a row
+ * holding inf, -inf for one of -inf alone, NaN for one holding NaN).
  * A thread owns VEC outputs and walks r: consecutive threads own
  * consecutive i, so every load of a warp is coalesced; UNROLL steps of r
  * are loaded before the first is used. One read of x: the floor.
@@ -32,6 +36,8 @@
 #define MR_COMBINE(a, b) ({{op_combine}})
 #define MR_IDENTITY ({{op_identity}})
 #define MR_FINALIZE(v, n) ({{op_finalize}})
+#define MR_STAT {{op_softmax}}
+#define MR_STAT_FINAL(m, s) ({{op_finalize}})
 /* p beats q as the kept extreme */
 #define MR_BEATS(p, q) (MR_KEEP > 0 ? (p) > (q) : (p) < (q))
 
@@ -58,16 +64,22 @@ static __device__ __forceinline__ mr_out_t mr_out(float v) { return real_of(v); 
 
 #define MR_NEG_INF __int_as_float(0xff800000)
 
-/* The running result of one output: v the fold or the extreme so far, k
- * the index of the extreme (-1 before the first value). */
+/* The running result of one output: v the fold or the extreme so far (a
+ * statistic's maximum), k the index of the extreme (-1 before the first
+ * value); a statistic's sum of exponentials s. */
 struct mr_acc {
 	float v;
 	long long k;
+#if MR_STAT
+	float s;
+#endif
 };
 
 static __device__ __forceinline__ mr_acc mr_init()
 {
-#if MR_KEEP == 0
+#if MR_STAT
+	return {MR_NEG_INF, 0, 0.0f};
+#elif MR_KEEP == 0
 	return {MR_IDENTITY, 0};
 #else
 	return {MR_NEG_INF, -1};
@@ -78,7 +90,17 @@ static __device__ __forceinline__ mr_acc mr_init()
 static __device__ __forceinline__ void mr_take(mr_acc &a, float x, long long r)
 {
 	const float y = MR_MAP(x);
-#if MR_KEEP == 0
+#if MR_STAT
+	(void)r;
+	/* NaN sticks as the maximum (nothing is greater); -inf adds nothing;
+	 * +inf again makes s NaN, which the result does not read */
+	if (y != y || y > a.v) {
+		a.s = y != y ? y : a.s * expf(a.v - y) + 1.0f;
+		a.v = y;
+	} else if (y != MR_NEG_INF) {
+		a.s += expf(y - a.v);
+	}
+#elif MR_KEEP == 0
 	a.v = MR_COMBINE(a.v, y);
 #else
 	/* the first extreme wins; NaN beats everything, the first NaN wins */
@@ -89,11 +111,27 @@ static __device__ __forceinline__ void mr_take(mr_acc &a, float x, long long r)
 #endif
 }
 
+#if MR_STAT
+/* Two statistics of disjoint values as one: the larger maximum (NaN
+ * either side: NaN), each sum rescaled to it. */
+static __device__ __forceinline__ mr_acc mr_stat_join(mr_acc a, mr_acc b)
+{
+	if (a.v != a.v || b.v != b.v)
+		return {__int_as_float(0x7fffffff), 0, __int_as_float(0x7fffffff)};
+	const float m = fmaxf(a.v, b.v);
+	if (isinf(m))
+		return {m, 0, 1.0f};
+	return {m, 0, a.s * expf(a.v - m) + b.s * expf(b.v - m)};
+}
+#endif
+
 #if defined(VARIANT_split)
 /* a then b (b covers larger indices than a). */
 static __device__ __forceinline__ mr_acc mr_merge(mr_acc a, mr_acc b)
 {
-#if MR_KEEP == 0
+#if MR_STAT
+	return mr_stat_join(a, b);
+#elif MR_KEEP == 0
 	return {MR_COMBINE(a.v, b.v), 0};
 #else
 	if (b.k >= 0 && (a.k < 0 || MR_BEATS(b.v, a.v) || (b.v != b.v && a.v == a.v)))
@@ -108,6 +146,10 @@ static __device__ __forceinline__ mr_res_t mr_result(mr_acc a, long long n)
 {
 #if MR_INDEX
 	return a.k < 0 ? 0 : a.k;
+#elif MR_STAT
+	(void)n;
+	const float m = a.v, s = a.s;
+	return m != m || isinf(m) ? m : MR_STAT_FINAL(m, s);
 #elif MR_KEEP == 0
 	const float v = a.v;
 	(void)n;
@@ -244,7 +286,12 @@ mid_reduce_partial(const real *__restrict__ x, float *__restrict__ pv,
 	for (int l = 0; l < VEC; l++)
 		if (pos[l] >= 0) {
 			pv[blockIdx.y * npos + pos[l]] = acc[l].v;
+#if MR_STAT
+			/* a statistic keeps no index: its sum travels in pk */
+			pk[blockIdx.y * npos + pos[l]] = __float_as_uint(acc[l].s);
+#else
 			pk[blockIdx.y * npos + pos[l]] = acc[l].k;
+#endif
 		}
 }
 
@@ -259,8 +306,14 @@ mid_reduce_combine(const float *__restrict__ pv, const long long *__restrict__ p
 
 	if (p >= npos)
 		return;
-	for (int s = 0; s < SPLIT; s++)
+	for (int s = 0; s < SPLIT; s++) {
+#if MR_STAT
+		acc = mr_merge(acc, mr_acc{pv[s * npos + p], 0,
+			__uint_as_float((unsigned)pk[s * npos + p])});
+#else
 		acc = mr_merge(acc, mr_acc{pv[s * npos + p], pk[s * npos + p]});
+#endif
+	}
 	out[p] = mr_out(mr_result(acc, reduce));
 }
 #endif
@@ -270,7 +323,9 @@ mid_reduce_combine(const float *__restrict__ pv, const long long *__restrict__ p
  * a tie (or two NaNs) the smaller index. */
 static __device__ __forceinline__ mr_acc mr_pick(mr_acc a, mr_acc b)
 {
-#if MR_KEEP == 0
+#if MR_STAT
+	return mr_stat_join(a, b);
+#elif MR_KEEP == 0
 	return {MR_COMBINE(a.v, b.v), 0};
 #else
 	const bool an = a.v != a.v, bn = b.v != b.v;

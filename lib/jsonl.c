@@ -187,3 +187,15 @@ json_unknown_member(const json_t *obj, const char *const known[])
 	}
 	return NULL;
 }
+
+size_t
+json_array_find_string(const json_t *arr, const char *s)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach((json_t *)arr, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+			return i;
+	return SIZE_MAX;
+}

@@ -54,5 +54,8 @@ json_t *json_text(const char *s);
 /* The first member of obj not named in known (NULL-terminated), or NULL
  * when there is none: for catching misspelt fields. */
 const char *json_unknown_member(const json_t *obj, const char *const known[]);
+/* The index of the first string equal to s in array arr; SIZE_MAX where
+ * none is. */
+size_t json_array_find_string(const json_t *arr, const char *s);
 
 #endif

@@ -18,7 +18,7 @@
 static const char *const task_members[] = {
 	"id", "description", "kernelbench", "torch", "family", "spec", "params",
 	"check_params", "inputs", "outputs", "tolerance", "bytes", "flops",
-	"baseline_us", "reference", "then", NULL
+	"baseline_us", "reference", "then", "first_inputs", NULL
 };
 
 /* Formats an error about one field of the task into err; returns -1. */
@@ -259,6 +259,41 @@ check_tensors(const json_t *task, const char *list, const json_t *sets,
 	return 0;
 }
 
+/* A chain's first_inputs, where it has them: the inputs its first stage
+ * reads, each once, so that an input a later stage reads (in "used") may
+ * be the first stage's too (a residual: x read by the product and added
+ * at the end); then every input is read by some stage. */
+static int
+check_first_inputs(const json_t *task, const json_t *used, char *err, size_t errlen)
+{
+	const json_t *first = json_object_get(task, "first_inputs"), *n, *t;
+	const char *name;
+	size_t k;
+
+	if (!first)
+		return 0;
+	if (!json_is_array(first))
+		return bad(err, errlen, task, "first_inputs: expected an array of the "
+			"task's input names");
+	json_array_foreach(first, k, n) {
+		name = json_string_value(n);
+		if (!name || !task_tensor(task, "inputs", name))
+			return bad(err, errlen, task, "first_inputs[%zu]: expected the name of "
+				"one of the task's inputs", k);
+		if (json_array_find_string(first, name) < k)
+			return bad(err, errlen, task, "first_inputs[%zu]: '%s' is named twice",
+				k, name);
+	}
+	json_array_foreach(json_object_get(task, "inputs"), k, t) {
+		name = json_string_value(json_object_get(t, "name"));
+		if (json_array_find_string(first, name) == SIZE_MAX &&
+		    !json_object_get(used, name))
+			return bad(err, errlen, task, "inputs[%zu]: '%s' is read by no stage "
+				"(first_inputs names the first stage's)", k, name);
+	}
+	return 0;
+}
+
 /* The chain's stages after the first (task_stage): each names a known
  * family, a spec, the shape and float type of the buffer it reads ("from")
  * and the task's inputs it reads besides, none named by two stages. */
@@ -277,7 +312,8 @@ check_then(const json_t *task, const json_t *sets, char *err, size_t errlen)
 	int rc = -1;
 
 	if (!then)
-		return 0;
+		return json_object_get(task, "first_inputs") ? bad(err, errlen, task,
+			"first_inputs: only a chain (then) has stages to name inputs for") : 0;
 	if (!json_is_array(then) || json_array_size(then) == 0 ||
 	    json_array_size(then) > TASK_THEN_MAX)
 		return bad(err, errlen, task, "then: expected an array of 1 to %d stages",
@@ -347,14 +383,16 @@ check_then(const json_t *task, const json_t *sets, char *err, size_t errlen)
 					"one of the task's inputs", i, k);
 				goto out;
 			}
-			if (json_object_get(used, name)) {
-				bad(err, errlen, task, "then[%zu].inputs[%zu]: '%s' is read by an "
-					"earlier stage", i, k, name);
+			if (json_array_find_string(in, name) < k) {
+				bad(err, errlen, task, "then[%zu].inputs[%zu]: '%s' is named twice",
+					i, k, name);
 				goto out;
 			}
 			json_object_set_new(used, name, json_true());
 		}
 	}
+	if (check_first_inputs(task, used, err, errlen) < 0)
+		goto out;
 	rc = 0;
 out:
 	json_decref(used);
@@ -400,7 +438,11 @@ task_stage(const json_t *task, size_t s)
 	view = json_deep_copy(task);
 	json_object_del(view, "then");
 	ins = json_array();
-	if (s == 0) {
+	if (s == 0 && json_object_get(task, "first_inputs")) {
+		json_array_foreach(json_object_get(task, "first_inputs"), j, n)
+			json_array_append(ins, (json_t *)task_tensor(task, "inputs",
+				json_string_value(n)));
+	} else if (s == 0) {
 		/* the task's inputs that no later stage names, in the task's order */
 		json_array_foreach(json_object_get(task, "inputs"), i, t) {
 			later = 0;

@@ -35,7 +35,8 @@ int task_validate(const json_t *task, char *err, size_t errlen);
  * stage into an intermediate buffer, and each entry of the task's "then"
  * ({family, spec, from: {shape, dtype}, inputs: [names]}) computes the next
  * stage from the one before, the last writing the task's outputs. At most
- * TASK_THEN_MAX entries. */
+ * TASK_THEN_MAX entries. The first stage reads the task's "first_inputs"
+ * where it has them, else the inputs no later stage names. */
 #define TASK_THEN_MAX 4
 /* The number of stages: 1 + the entries of "then". */
 size_t task_stages(const json_t *task);
@@ -43,7 +44,8 @@ size_t task_stages(const json_t *task);
  * stage s + 1 reads: "then_<s+1>". */
 void task_stage_buffer(size_t s, char *buf, size_t len);
 /* Stage s of a valid task as a task of its own: its family and spec, its
- * inputs (stage 0: the task's inputs no later stage names; stage s > 0:
+ * inputs (stage 0: the task's first_inputs, or without them the task's
+ * inputs no later stage names, in the task's order; stage s > 0:
  * the buffer before it, then the inputs it names), its outputs (the next
  * stage's buffer, or the task's outputs at the last stage), and no
  * "then". A new reference; the task itself (a new reference) when it is no

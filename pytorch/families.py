@@ -53,6 +53,7 @@ MID_REDUCE = {
     "aten.sum.dim_IntList": "sum", "aten.mean.dim": "mean", "aten.prod.dim_int": "prod",
     "aten.max.dim": "max", "aten.min.dim": "min", "aten.amax.default": "max",
     "aten.amin.default": "min", "aten.argmax.default": "argmax", "aten.argmin.default": "argmin",
+    "aten.logsumexp.default": "logsumexp",
 }
 
 
@@ -676,6 +677,15 @@ def pointwise_expr(ops, known, shape, bcast=None):
     return known
 
 
+def _leading(shape):
+    """How many of shape's axes come before its trailing axes of size 1
+    (at least one)."""
+    k = len(shape)
+    while k > 1 and shape[k - 1] == 1:
+        k -= 1
+    return k
+
+
 def bcast_kind(t, shape):
     """How a view t broadcasts over shape: "row" (shape's leading axes, one
     value per row: (..., 1)), "col" (its last axis: (cols,) or (1, ...,
@@ -684,6 +694,13 @@ def bcast_kind(t, shape):
     s, n = list(t.shape), len(shape)
     if t.numel() == 1 and len(s) <= n and math.prod(shape) > 1:
         return "one"
+    # trailing axes of size 1 are no axes (KernelBench 75: a (rows, 1)
+    # value plus a (1, C, 1, 1) bias is (1, C, rows, 1))
+    k = _leading(shape)
+    cut = len(s) - (n - k)
+    if any(d != 1 for d in s[max(cut, 0):]):
+        return None
+    s, shape, n = s[:max(cut, 0)], list(shape[:k]), k
     if s == list(shape[:-1]) + [1] and shape[-1] != 1 and t.numel() > 1:
         return "row"
     if len(s) <= n and s and s[-1] == shape[-1] and all(d == 1 for d in s[:-1]) and n >= 2 \
@@ -728,7 +745,7 @@ def _broadcast(ops, inputs, y):
     known = pointwise_expr(ops, {skey(t): n for n, t in inputs.items()}, y.shape, kinds)
     if skey(y) not in known or known[skey(y)] in inputs:
         return None
-    n = y.dim()
+    n = _leading(y.shape)
     # a single value is in both masks (broadcast along both)
     return {"expr": known[skey(y)], "rows": _dims(y, range(n - 1)), "cols": _dims(y, [n - 1]),
             "per_row": masks["row"] | masks["one"], "per_col": masks["col"] | masks["one"]}
@@ -736,6 +753,65 @@ def _broadcast(ops, inputs, y):
 
 def _real(ops):
     return [o for o in ops if o.name not in SKIP]
+
+
+def _identities(ops, outputs):
+    """ops and outputs without the operations that are the identity, each
+    later read of its result a read of its input: reductions along axes of
+    size 1 only, keeping the shape (keepdim) and the type (a sum, mean,
+    product, maximum, minimum or logsumexp of one value is that value; a
+    maximum's indices unread: KernelBench 18, a row's sum, then its max,
+    mean and two logsumexps over that one value), and clones of a
+    contiguous tensor that nothing writes in place afterwards, neither the
+    tensor nor its clone (KernelBench 51: x.clone().detach(), added back at
+    the end)."""
+    from trace import Op, skey
+    sub = {}
+
+    def written(i, ts):
+        """Whether an op after the i-th writes over one of ts in place."""
+        keys = {skey(t) for t in ts}
+        return any(isinstance(x, torch.Tensor) and skey(x) in keys and
+                   any(x is a for a in flat([p.args, p.kwargs])) for p in ops[i + 1:] for x in p.outs)
+
+    def put(x):
+        if isinstance(x, (list, tuple)) and not isinstance(x, torch.Size):
+            return type(x)(put(v) for v in x)
+        if isinstance(x, dict):
+            return {k: put(v) for k, v in x.items()}
+        return sub.get(id(x), x) if isinstance(x, torch.Tensor) else x
+    out = []
+    for i, o in enumerate(ops):
+        args, kwargs = put(o.args), put(o.kwargs)
+        x = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        # a view that keeps all of a tensor put for another (the clone's
+        # detach) is that other
+        if o.name in VIEWS and x is not None and x is not o.args[0] and o.outs \
+                and isinstance(o.outs[0], torch.Tensor) and o.outs[0].is_contiguous() \
+                and list(o.outs[0].shape) == list(x.shape) and o.outs[0].dtype == x.dtype:
+            sub[id(o.outs[0])] = x
+            continue
+        if o.name == "aten.clone.default" and x is not None and x.is_contiguous() and o.outs \
+                and isinstance(o.outs[0], torch.Tensor) and o.outs[0].is_contiguous() \
+                and o.outs[0].dtype == x.dtype and list(o.outs[0].shape) == list(x.shape) \
+                and not written(i, [x, o.outs[0]]):
+            sub[id(o.outs[0])] = x
+            continue
+        dims = args[1] if len(args) > 1 else None
+        dims = [dims] if isinstance(dims, int) else dims
+        if x is not None and o.name in MID_REDUCE and MID_REDUCE[o.name] not in ("argmax", "argmin") \
+                and isinstance(dims, (list, tuple)) and dims and x.dim() \
+                and all(isinstance(d, int) and x.shape[d] == 1 for d in dims) \
+                and o.outs and isinstance(o.outs[0], torch.Tensor) and not o.kwargs.get("dtype") \
+                and not (len(args) > 3 and args[3] is not None) \
+                and list(o.outs[0].shape) == list(x.shape) and o.outs[0].dtype == x.dtype:
+            rest = o.outs[1:]
+            later = [v for p in ops[i + 1:] for v in flat([p.args, p.kwargs])] + list(outputs)
+            if not any(r is v for r in rest if isinstance(r, torch.Tensor) for v in later):
+                sub[id(o.outs[0])] = x
+                continue
+        out.append(Op(o.name, args, kwargs, o.outs) if sub else o)
+    return out, [put(y) for y in outputs]
 
 
 def _dims(t, axes=None):
@@ -754,6 +830,7 @@ def recognise(ops, inputs, outputs, inits=None, stage=0, budget=None):
     where no chain is looked for; budget, the first stages the search may
     still try (one list shared down the search)."""
     from trace import skey
+    ops, outputs = _identities(ops, outputs)
     if len(outputs) != 1:
         return None, None, "%d outputs (the families write one)" % len(outputs)
     y = outputs[0]
@@ -900,8 +977,9 @@ def _chain(ops, inputs, y, inits, stage, budget=None):
     later stages, each {family, spec, shape (the buffer's (tensor, axis)
     factors), dtype, inputs (the task's inputs it reads, in its family's
     order)}, and "_inputs": the task's inputs in the order the stages read
-    them. An input read by two stages, or by none, is not split so (each
-    input is read by one stage). None for no chain."""
+    them, and "_first", the first stage's. An input read by none is not
+    split so; one may be read by several (a residual). None for no
+    chain."""
     real = _real(ops)
     if stage + 1 >= CHAIN_STAGES or len(real) < 2 or len(real) > CHAIN_OPS:
         return None
@@ -956,8 +1034,8 @@ def _chain(ops, inputs, y, inits, stage, budget=None):
             return [n for n in inputs if n in used]
         tail_in = reads(tail, inner)
         head_in = reads(head, made)
-        # every input read by one stage (an unread parameter has no stage)
-        if tail_in is None or head_in is None or set(tail_in) & set(head_in) or not head_in \
+        # every input read by some stage (an unread parameter has no stage)
+        if tail_in is None or head_in is None or not head_in \
                 or set(tail_in) | set(head_in) != set(inputs) \
                 or not any(x is src for o in tail for x in flat([o.args, o.kwargs])):
             continue
@@ -975,15 +1053,16 @@ def _chain(ops, inputs, y, inits, stage, budget=None):
         # the rest's inputs in its families' order: its first stage's own,
         # then its later stages'
         order = spec2.pop("_inputs", None) or list(tail_inputs)
+        own = spec2.pop("_first", None) or order
         later = spec2.pop("_then", [])
-        theirs = [n for s2 in later for n in s2["inputs"]]
-        if order[0] != buf:
+        if own[0] != buf:
             continue
         spec = dict(spec)
         head_order = spec.pop("_inputs", None) or head_in
-        spec["_inputs"] = head_order + order[1:]
+        spec["_inputs"] = list(dict.fromkeys(head_order + order[1:]))
+        spec["_first"] = head_order
         spec["_then"] = [{"family": fam2, "spec": spec2, "shape": _dims(src), "dtype": t.dtype,
-                          "inputs": [n for n in order[1:] if n not in theirs]}] + later
+                          "inputs": own[1:]}] + later
         return fam, spec
     return None
 

@@ -844,6 +844,11 @@ def import_file(path, into):
         if order:
             inputs.sort(key=lambda t: order.index(t["name"]))
         then = spec.pop("_then", None)
+        # the first stage's inputs, named where a later stage reads one of
+        # them too (a residual)
+        first = spec.pop("_first", None)
+        if not then or not set(first or []) & {n for st in then for n in st["inputs"]}:
+            first = None
 
         def sized(spec):
             return {k: _spec_dim(v, k, dims, runs, base)
@@ -865,6 +870,7 @@ def import_file(path, into):
         "family": fam or "none",
         "spec": spec or {},
         **({"then": then} if then else {}),
+        **({"first_inputs": first} if fam and first else {}),
         "params": sets[0],
         "check_params": sets[1:],
         "inputs": inputs,

@@ -258,18 +258,33 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '(.then | map([.family, (.from.shape | length)])) == [["pool", 4], ["mid_reduce", 2]]
 		and .then[0].spec.op == "avg" and .then[1].spec.op == "max"' "$O/linear_avgpool_max/task.json"
 	cd "$BATS_TEST_TMPDIR"
-	# no chain where its stages would not compute the graph: an input read by two stages (the
-	# linear's bias added again at the end); a value written over in place by an op no map is
-	# (mul_: the epilogue or the stage after would lose it); a round trip through f16 between
-	# two stages (its rounding would be lost with the cast)
+	# an input two stages read (the linear's bias added again at the end, a clone of x added
+	# back: KernelBench 51's residual): the first stage's inputs are named (first_inputs);
+	# reductions over one value (a row's sum, then its max and logsumexp) are that value
 	sed 's/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0)/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0) + self.fc.bias/' \
 		"$P/linear_groupnorm_hardtanh.py" >twice.py
+	sed 's/return torch.sum(torch.sigmoid(self.fc(x)), dim=1, keepdim=True)/r = x.clone().detach(); return torch.sigmoid(self.fc(x)).mean(1, keepdim=True) + r/' \
+		"$P/linear_sigmoid_rowsum.py" >residual.py
+	sed 's/return torch.sum(torch.sigmoid(self.fc(x)), dim=1, keepdim=True)/s = torch.sum(torch.sigmoid(self.fc(x)), dim=1, keepdim=True); return torch.logsumexp(s.amax(1, keepdim=True), 1, keepdim=True)/' \
+		"$P/linear_sigmoid_rowsum.py" >onevalue.py
+	"$htam" import -q --into imp twice.py residual.py onevalue.py >imp.jsonl
+	jq -e '.first_inputs == ["x", "fc_weight", "fc_bias"] and (.then | map([.family, .inputs])) ==
+		[["stat_norm", ["gn_weight", "gn_bias"]], ["broadcast", ["fc_bias"]]]' imp/twice/task.json
+	jq -e '.first_inputs == ["x", "fc_weight", "fc_bias"] and (.then | map([.family, .inputs])) ==
+		[["mid_reduce", []], ["broadcast", ["x"]]]' imp/residual/task.json
+	jq -e '(.then | map([.family, .spec.op])) == [["mid_reduce", "sum"]] and (has("first_inputs") | not)' \
+		imp/onevalue/task.json
+	ktask --state imp/twice | kgen -k 1 | kcompile | jq -e '.compile.ok and
+		(.candidate.launch.launches[-1].args | index("fc_bias") and index("then_2"))'
+	# no chain where its stages would not compute the graph: a value written over in place by
+	# an op no map is (mul_: the epilogue or the stage after would lose it); a round trip through
+	# f16 between two stages (its rounding would be lost with the cast)
 	sed 's/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0)/y = self.fc(x); y.mul_(3.0); return torch.clamp(self.gn(y), -2.0, 2.0)/' \
 		"$P/linear_groupnorm_hardtanh.py" >inplace.py
 	sed 's/return torch.clamp(self.gn(self.fc(x)), -2.0, 2.0)/return torch.clamp(self.gn(self.fc(x)).half().float(), -2.0, 2.0)/' \
 		"$P/linear_groupnorm_hardtanh.py" >halved.py
-	"$htam" import -q --into imp twice.py inplace.py halved.py >imp.jsonl
-	jq -se 'map(.family) == ["none", "none", "none"]' imp.jsonl
+	"$htam" import -q --into imp inplace.py halved.py >imp.jsonl
+	jq -se 'map(.family) == ["none", "none"]' imp.jsonl
 	# two gemm stages of other layouts: the first's B_LAYOUT_nk is undefined before the second
 	jq -e '.spec.b_layout == "nk" and (.then | map([.family, .spec.b_layout])) == [["gemm", "kn"]]' \
 		"$O/linear_then_matmul/task.json"
@@ -469,6 +484,19 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '(.then | map(.family)) == ["stat_norm", "broadcast", "row_norm"]' \
 		"$out/kb2_84_gemm_batchnorm_scaling_softmax/task.json"
 	jq -e '(.then | map(.family)) == ["pool", "mid_reduce", "elementwise"]' "$out/kb2_55_matmul_maxpool_sum_scale/task.json"
+	# a row's logsumexp (mid_reduce), then the maps; a row's sum whose max, mean and logsumexps
+	# over one value are that value; a residual (x cloned, added back: the first stage's inputs
+	# named); a (rows, 1) minimum plus a (1, C, 1, 1) bias, broadcast to (1, C, rows, 1)
+	jq -e '(.then | map([.family, .spec.op])) == [["mid_reduce", "logsumexp"], ["elementwise", null]]' \
+		"$out/kb2_64_gemm_logsumexp_leakyrelu_leakyrelu_gelu_gelu/task.json"
+	jq -e '(.then | map([.family, .spec.op])) == [["mid_reduce", "sum"]]' \
+		"$out/kb2_18_matmul_sum_max_avgpool_logsumexp_logsumexp/task.json"
+	jq -e '.first_inputs == ["x", "gemm_weight", "gemm_bias"] and .then[-1].family == "broadcast"
+		and .then[-1].inputs == ["x"] and .then[-1].spec.per_row == 1' \
+		"$out/kb2_51_gemm_subtract_globalavgpool_logsumexp_gelu_residualadd/task.json"
+	jq -e '(.then | map(.family)) == ["stat_norm", "mid_reduce", "broadcast"]
+		and (.then[2].spec | .rows == "8192" and .cols == "batch_size" and .per_row == 2 and .per_col == 1)' \
+		"$out/kb2_75_gemm_groupnorm_min_biasadd/task.json"
 	echo "# the check sizes of every imported problem, on the CPU" >&3
 	run "$PY" "$ROOT/pytorch/oracle.py" --check "$out"/*/
 	echo "$output" | jq -c 'select(.ok | not)' | head -5

@@ -122,7 +122,7 @@ refused_with() {
 	refused_with "family: 'convolution' is not a known family"
 }
 
-@test "a chain's stages (then) are checked: each a known family, its spec, the buffer it reads and the inputs it reads besides" {
+@test "a chain's stages (then) are checked: each a known family, its spec, the buffer it reads and the inputs it reads besides; the first stage's inputs (first_inputs) where stages share one" {
 	# axpy as a chain: 2x first (reading x), then the sum with z
 	chain='.spec = {"expr": "2.0f * x", "numel": "n"} | .then = [{"family": "elementwise",
 		"spec": {"expr": "then_1 + z", "numel": "n"}, "from": {"shape": ["n"], "dtype": "f32"}, "inputs": ["z"]}]'
@@ -137,7 +137,17 @@ refused_with() {
 	ktask_with "$chain"' | .then[0].from.shape = ["m"]'; refused_with "then[0].from.shape[0]: column 1: unknown name 'm'"
 	ktask_with "$chain"' | .then[0].inputs = ["w"]'
 	refused_with "then[0].inputs[0]: expected the name of one of the task's inputs"
-	ktask_with "$chain"' | .then[1] = .then[0]'; refused_with "then[1].inputs[0]: 'z' is read by an earlier stage"
+	ktask_with "$chain"' | .then[0].inputs = ["z", "z"]'; refused_with "then[0].inputs[1]: 'z' is named twice"
+	# first_inputs: the first stage's inputs, where one is a later stage's too (x added again at the end)
+	ktask_with "$chain"' | .first_inputs = ["x"] | .then[0].inputs = ["z", "x"] | .then[0].spec.expr = "then_1 + z - x"'
+	[ "$status" -eq 0 ]
+	ktask_with "$chain"' | .first_inputs = ["x", "w"]'
+	refused_with "first_inputs[1]: expected the name of one of the task's inputs"
+	ktask_with "$chain"' | .first_inputs = ["x", "x"]'; refused_with "first_inputs[1]: 'x' is named twice"
+	ktask_with "$chain"' | .first_inputs = ["x"] | .then[0].inputs = []'
+	refused_with "inputs[1]: 'z' is read by no stage (first_inputs names the first stage's)"
+	ktask_with "$chain"' | del(.then) | .first_inputs = ["x"]'
+	refused_with 'first_inputs: only a chain (then) has stages to name inputs for'
 	ktask_with "$chain"' | .then[0].via = 1';  refused_with "then[0]: unknown member 'via'"
 	# the buffers between stages are named then_1, then_2, ...: no tensor of the task may be
 	ktask_with "$chain"' | .inputs[1].name = "then_1" | .then[0].inputs = ["then_1"]'

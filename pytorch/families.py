@@ -10,7 +10,7 @@ graphs served are those of docs/templates.md's families: elementwise
 maps (any chain of the pointwise ops below over same-shaped inputs),
 softmax, log-softmax, L1 and L2 normalisation over the last axis, RMS normalisation over
 channels, layer norm, batch norm (training), instance and group norm, reductions along one axis (sum, mean, product,
-maximum, minimum and their indices), pooling (max and average over
+maximum, minimum and their indices, logsumexp), pooling (max and average over
 one to three spatial axes), cumulative sums and products (reversed,
 exclusive), the Frobenius normalisation, the mean squared error, cross entropy, matrix
 products (plain, batched, F.linear, A or B transposed) with a pointwise epilogue and

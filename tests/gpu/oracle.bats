@@ -4,10 +4,10 @@
 # candidate; it agrees with float64 PyTorch within each task's tolerance;
 # a wrong kernel is caught as on a task with a reference.cu; an exported
 # ModelNew launches its kernel and matches Model. Chains (a product, then
-# a group norm and a map, or a row sum: docs/tasks.md) are among the
-# served. Problems: ours (tests/data/problems) and a sample of
-# KernelBench's levels 1 and 2 when this machine has them
-# ($HTAM_KERNELBENCH, else ../shared/kernelbench).
+# a group norm and a map, a row sum, a logsumexp, or a mean with the input
+# added back: docs/tasks.md) are among the served. Problems: ours
+# (tests/data/problems) and a sample of KernelBench's levels 1 and 2 when
+# this machine has them ($HTAM_KERNELBENCH, else ../shared/kernelbench).
 
 bats_require_minimum_version 1.5.0
 
@@ -147,6 +147,21 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	kbench <c.jsonl >out.jsonl
 	jq -c '{t: .task.id, st: .bench.status, l2: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
 	[ "$(jq -sc 'map(.bench.status)' out.jsonl)" = '["ok","incorrect","incorrect"]' ]
+}
+
+@test "chains with a logsumexp and with a residual: correct against the problem's module; the logsumexp taken as a max, or the input subtracted where it is added back, is incorrect" {
+	lse=$I/linear_logsumexp_gelu res=$I/linear_mean_residual
+	jq -e '.then[0].spec.op == "logsumexp"' "$lse/task.json"
+	jq -e '.first_inputs == ["x", "fc_weight", "fc_bias"] and .then[1].spec.expr == "(then_2 + x)"' "$res/task.json"
+	{
+		ktask --state "$lse" | kgen -k 1
+		ktask --state "$res" | kgen -k 1
+		ktask --state "$lse" | jq -c '.task.then[0].spec.op = "max"' | kgen -k 1
+		ktask --state "$res" | jq -c '.task.then[1].spec.expr = "(then_2 - x)"' | kgen -k 1
+	} | kcompile >c.jsonl
+	kbench <c.jsonl >out.jsonl
+	jq -c '{t: .task.id, st: .bench.status, l2: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
+	[ "$(jq -sc 'map(.bench.status)' out.jsonl)" = '["ok","ok","incorrect","incorrect"]' ]
 }
 
 @test "the null-kernel gate (zeros, a constant, a copy of the input) fails every imported task" {

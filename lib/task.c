@@ -296,7 +296,8 @@ check_first_inputs(const json_t *task, const json_t *used, char *err, size_t err
 
 /* The chain's stages after the first (task_stage): each names a known
  * family, a spec, the shape and float type of the buffer it reads ("from")
- * and the task's inputs it reads besides, none named by two stages. */
+ * and the task's inputs it reads besides, each once; with first_inputs
+ * (check_first_inputs) stages may share an input. */
 static int
 check_then(const json_t *task, const json_t *sets, char *err, size_t errlen)
 {

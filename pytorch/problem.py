@@ -239,7 +239,10 @@ def call(model, tensors, ref, dtype=None):
     def cast(t):
         return t.to(dtype) if dtype is not None and t.is_floating_point() else t
     buffers = {k for k, _ in model.named_buffers()}
-    state = {k: (cast(tensors[n]).clone() if k in buffers or dtype is not None else tensors[n])
+    # a torch.compile'd module holds the problem's as _orig_mod: its own
+    # parameters (not a submodule's) are reached only through that name
+    pre = "_orig_mod." if isinstance(getattr(model, "_orig_mod", None), torch.nn.Module) else ""
+    state = {pre + k: (cast(tensors[n]).clone() if pre + k in buffers or dtype is not None else tensors[n])
              for n, k in ref["weights"].items()}
     args = [(cast(tensors[a["input"]]).clone() if dtype is not None else tensors[a["input"]])
             if "input" in a else a["value"] for a in ref["args"]]

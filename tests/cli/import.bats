@@ -348,6 +348,33 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	echo "$output" | jq -se 'all(.[]; .ok and .of_tolerance < 1)'
 }
 
+@test "the module under torch.compile (PyTorch's other time) takes the task's tensors too, its own parameters as its submodules'" {
+	echo "# torch.compile on the CPU (about half a minute)" >&3
+	run env ROOT="$ROOT" "$PY" - "$O/linear_min_param" "$O/linear_then_matmul" <<'EOF'
+import json, os, sys
+import torch
+sys.path.insert(0, os.path.join(os.environ["ROOT"], "pytorch"))
+from problem import Problem, build, call, draw_tensor, sizes_of
+from oracle import TORCH_DT, _bounds, _shape
+for d in sys.argv[1:]:
+    task = json.load(open(os.path.join(d, "task.json")))
+    ref, sizes = task["reference"], task["check_params"][0]
+    ns = Problem(open(os.path.join(d, ref["file"])).read(), ref["file"], ref.get("ties")).namespace(sizes_of(ref, sizes))
+    gen = torch.Generator().manual_seed(1)
+    ts = {t["name"]: draw_tensor(_bounds(t["init"], sizes), _shape(t["shape"], sizes), TORCH_DT[t["dtype"]], gen)
+          for t in task["inputs"]}
+    m = build(ns, 1)
+    eager, compiled = call(m, ts, ref), call(torch.compile(m), ts, ref)
+    # the task's tensors, not the module's own draws: a parameter of the module's own counts
+    own = torch.func.functional_call(m, {}, tuple(ts[a["input"]] for a in ref["args"] if "input" in a))
+    print(json.dumps({"task": task["id"], "same": bool(torch.allclose(eager, compiled, rtol=1e-4, atol=1e-5)),
+                      "differs_from_own": not bool(torch.equal(eager, own))}))
+EOF
+	echo "$output" | tail -4
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep '^{' | jq -sc 'map([.same, .differs_from_own])')" = '[[true,true],[true,true]]' ]
+}
+
 @test "imported tasks through the stages: kgen's rules for a served family, kcompile with no reference to compile" {
 	cd "$BATS_TEST_TMPDIR"
 	for t in scaled_tanh linear_relu; do

@@ -13,7 +13,11 @@
  *   sn_apply (a capped grid, grid-stride): every value once, streamed.
  * x is read twice and y written once: 3 passes; the floor (one read, one
  * write) needs a whole group on chip. Vectors of VEC need inner % VEC == 0
- * and aligned buffers, else one value at a time. Indices are 64-bit. */
+ * and aligned buffers, else one value at a time. Indices are 64-bit.
+ * Variant warp (outer 1: a group's values side by side, a group norm of a
+ * product's rows): sn_warp, a warp a group, its sums and then its values
+ * in one kernel, the group read twice (the second time from cache). */
+#define VARIANT_{{variant}} 1
 #define SN_AFFINE {{affine}}
 
 #if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
@@ -58,6 +62,7 @@ static __device__ __forceinline__ bool sn_vec_ok(const void *p, long long inner)
 		reinterpret_cast<unsigned long long>(p) % (VEC * REAL_BYTES) == 0);
 }
 
+#if !defined(VARIANT_warp)
 /* Grid (groups * SPLIT): block k sums share k % SPLIT of group k / SPLIT:
  * part[2k] = sum(x - x0), part[2k + 1] = sum((x - x0)^2), x0 the group's
  * first value. Shares are whole vectors of the flat places, split evenly. */
@@ -140,6 +145,7 @@ sn_stats(const real *__restrict__ x, const double *__restrict__ part,
 	stats[2 * b] = (float)((double)real_f(x[b * inner]) + m);
 	stats[2 * b + 1] = (float)(1.0 / sqrt(var + (double)eps));
 }
+#endif
 
 /* One value: place i of group b. */
 static __device__ __forceinline__ float sn_one(float v, float mean, float rstd,
@@ -156,6 +162,93 @@ static __device__ __forceinline__ float sn_one(float v, float mean, float rstd,
 #endif
 }
 
+#if defined(VARIANT_warp)
+/* Grid (cdiv(groups, BLOCK / 32)), outer 1: warp w of block k normalises
+ * group k * BLOCK / 32 + w, its inner values side by side: sums of the
+ * values shifted by its first (float per lane, double across the warp),
+ * then each value again (from cache), VEC at a time where aligned. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+sn_warp(const real *__restrict__ x, const real *__restrict__ w,
+	const real *__restrict__ bias, real *__restrict__ y, long long groups,
+	long long inner, long long channels, long long spatial, float eps)
+{
+	const long long b = (long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;
+	const int lane = threadIdx.x % 32;
+	float s1 = 0.0f, s2 = 0.0f;
+
+	if (b >= groups)
+		return;
+	const real *xg = x + b * inner;
+	real *yg = y + b * inner;
+	const float x0 = real_ldg(xg);
+	const bool vec = sn_vec_ok(x, inner) && sn_vec_ok(y, inner);
+	const long long nv = inner / VEC;
+
+	if (vec) {
+		for (long long q = lane; q < nv; q += 32) {
+			const sn_vec v = rv_ldg(reinterpret_cast<const sn_vec *>(xg) + q);
+#pragma unroll
+			for (int l = 0; l < VEC; l++) {
+				const float d = v.at(l) - x0;
+				s1 += d;
+				s2 = fmaf(d, d, s2);
+			}
+		}
+	} else {
+		for (long long i = lane; i < inner; i += 32) {
+			const float d = real_ldg(xg + i) - x0;
+			s1 += d;
+			s2 = fmaf(d, d, s2);
+		}
+	}
+	const double a = sn_warp_sum(s1), q = sn_warp_sum(s2);
+	const double n = (double)inner, m = a / n;
+	double var = q / n - m * m;
+
+	if (var < 0.0)
+		var = 0.0;
+	const float mean = (float)((double)x0 + m), rstd = (float)(1.0 / sqrt(var + (double)eps));
+	if (vec) {
+		for (long long r = lane; r < nv; r += 32) {
+			sn_vec v = rv_ldg(reinterpret_cast<const sn_vec *>(xg) + r);
+#if SN_AFFINE
+			/* the channel of the vector's first value, and how far into
+			 * it: one 64-bit division a vector, not one a value */
+			const long long at = (b % channels) * inner + r * VEC;
+			long long c = at / spatial, k = at - c * spatial;
+#pragma unroll
+			for (int l = 0; l < VEC; l++) {
+				v.set(l, fmaf((v.at(l) - mean) * rstd, real_ldg(w + c), real_ldg(bias + c)));
+				if (++k == spatial) {
+					k = 0;
+					c++;
+				}
+			}
+#else
+#pragma unroll
+			for (int l = 0; l < VEC; l++)
+				v.set(l, (v.at(l) - mean) * rstd);
+#endif
+			rv_stcs(reinterpret_cast<sn_vec *>(yg) + r, v);
+		}
+		return;
+	}
+#if SN_AFFINE
+	/* the channel stepped with the place, as above */
+	const long long at = (b % channels) * inner + lane;
+	long long c = at / spatial, k = at - c * spatial;
+
+	for (long long i = lane; i < inner; i += 32) {
+		yg[i] = real_of(fmaf((real_ldg(xg + i) - mean) * rstd, real_ldg(w + c), real_ldg(bias + c)));
+		for (k += 32; k >= spatial; k -= spatial)
+			c++;
+	}
+#else
+	for (long long i = lane; i < inner; i += 32)
+		yg[i] = real_of((real_ldg(xg + i) - mean) * rstd);
+#endif
+}
+#else
 /* Grid (capped), grid-stride over every value: VEC adjacent values (of
  * one group, inner % VEC == 0) per step, UNROLL steps BLOCK apart. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
@@ -202,3 +295,4 @@ sn_apply(const real *__restrict__ x, const real *__restrict__ w,
 			w, bias, b, i, inner, channels, spatial));
 	}
 }
+#endif

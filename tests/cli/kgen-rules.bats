@@ -92,7 +92,7 @@ candidates() {
 		'[["(rows) * CLUSTER"],["CLUSTER",1,1],["x","y","i64:(rows)","i64:(cols)"]]' ]
 }
 
-@test "a family's starts choose the first configuration by the task's shape: gemm splits a long k over few tiles and gives a block 16 tiles of a one-k-tile product" {
+@test "a family's starts choose the first configuration by the task's shape: gemm splits a long k over few tiles and gives a block 16 tiles of a one-k-tile product; mid_reduce gives a row a warp" {
 	first() {
 		state matmul_square ".task.params = $1" | kgen -b rules -k 1 |
 			jq -c '.candidate | [.variant, .defines.SPLITK // .defines.TILES]'
@@ -114,6 +114,12 @@ candidates() {
 	[ "$(jq -c '.candidate | [.strategy, .variant, .defines]' "$BATS_TEST_TMPDIR/c")" = \
 '[null,"wgk",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":1,"SPLITK":32}]
 ["deeper","wgk",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":2,"SPLITK":32}]' ]
+	# sum_dim1 as a reduction of rows (inner 1, 4096 values a row): row, a warp a
+	# row; its own middle axis, and rows of 63 values: tile, the default
+	[ "$(state sum_dim1 '.task.spec.inner = "1"' | kgen -b rules -k 1 | jq -r .candidate.variant)" = row ]
+	[ "$(state sum_dim1 | kgen -b rules -k 1 | jq -r .candidate.variant)" = tile ]
+	[ "$(state sum_dim1 '.task.spec.inner = "1" | .task.params.rows = 63' | kgen -b rules -k 1 |
+		jq -r .candidate.variant)" = tile ]
 }
 
 @test "a strategy's moves are applied to the best kernel's knobs" {
@@ -235,10 +241,13 @@ candidates() {
 	variants=$(jq '.variants | length' "$HTAM_TEMPLATES/mid_reduce.json")
 	own='{"map": "x * x", "combine": "a + b", "identity": "0.0f", "finalize": "sqrtf(v) / (float)n"}'
 	for op in $ops "$own"; do
-		# the first candidate of each variant among 16
-		jq -c --arg op "$op" '.task.spec.op = (try ($op | fromjson) catch $op)' \
-			<<<"$(state sum_dim1)" | kgen -b rules -k 16 |
-			jq -c -s 'group_by(.candidate.variant) | map(.[0]) | .[]' >>"$BATS_TEST_TMPDIR/ops.jsonl"
+		# the first candidate of each variant among 16, at the task's
+		# size and at one whose values of an output lie side by side
+		# (inner 1, the row variant's)
+		for inner in cols 1; do
+			jq -c --arg op "$op" --arg inner "$inner" '.task.spec.op = (try ($op | fromjson) catch $op)
+				| .task.spec.inner = $inner' <<<"$(state sum_dim1)" | kgen -b rules -k 16
+		done | jq -c -s 'group_by(.candidate.variant) | map(.[0]) | .[]' >>"$BATS_TEST_TMPDIR/ops.jsonl"
 	done
 	[ "$(jq -s 'map(select(.candidate.status == null)) | length' "$BATS_TEST_TMPDIR/ops.jsonl")" -eq $(( ($(wc -w <<<"$ops") + 1) * variants )) ]
 	HTAM_CACHE=$BATS_TEST_TMPDIR/cache kcompile <"$BATS_TEST_TMPDIR/ops.jsonl" >"$BATS_TEST_TMPDIR/c.jsonl"

@@ -26,6 +26,11 @@
  *           Rows whose length is not a multiple of 8 make every row of a
  *           strip start off a 32-byte sector: wider strips (COLW) share
  *           fewer sectors with their neighbours.
+ *   row:    inner 1 (each output a row of reduce values side by side: a
+ *           product's rows summed, KernelBench level 2's 55 and 56): a
+ *           warp an output, lane l taking values VEC l to VEC l + VEC - 1
+ *           of each 32 VEC, the lanes' results met by shuffles. The other
+ *           variants' neighbouring threads would read rows reduce apart.
  * Indices are 64-bit. */
 #define VARIANT_{{variant}} 1
 /* The op: MR_KEEP 0 a fold, 1 the maximum, -1 the minimum; MR_INDEX the
@@ -41,7 +46,7 @@
 /* p beats q as the kept extreme */
 #define MR_BEATS(p, q) (MR_KEEP > 0 ? (p) > (q) : (p) < (q))
 
-#if defined(VARIANT_thread) || defined(VARIANT_split)
+#if defined(VARIANT_thread) || defined(VARIANT_split) || defined(VARIANT_row)
 #if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
 #error "VEC must be 1, 2, 4 or 8"
 #endif
@@ -318,7 +323,7 @@ mid_reduce_combine(const float *__restrict__ pv, const long long *__restrict__ p
 }
 #endif
 
-#if defined(VARIANT_tile)
+#if defined(VARIANT_tile) || defined(VARIANT_row)
 /* a and b covering interleaved rows: the fold of both, or the extreme, on
  * a tie (or two NaNs) the smaller index. */
 static __device__ __forceinline__ mr_acc mr_pick(mr_acc a, mr_acc b)
@@ -341,7 +346,9 @@ static __device__ __forceinline__ mr_acc mr_pick(mr_acc a, mr_acc b)
 	return a;
 #endif
 }
+#endif
 
+#if defined(VARIANT_tile)
 /* Loads of the tile variant: streaming (evict first) or plain, which keeps
  * the sectors that a block's misaligned rows share with its neighbours
  * in L2 for them. */
@@ -387,5 +394,82 @@ mid_reduce_tile(const real *__restrict__ x, mr_out_t *__restrict__ out,
 			acc = mr_pick(acc, mr_part[i][c]);
 		out[p] = mr_out(mr_result(acc, reduce));
 	}
+}
+#endif
+
+#if defined(VARIANT_row)
+/* The accumulator of the lane lane ^ m. */
+static __device__ __forceinline__ mr_acc mr_shfl(mr_acc a, int m)
+{
+	mr_acc b;
+
+	b.v = __shfl_xor_sync(0xffffffffu, a.v, m);
+	b.k = __shfl_xor_sync(0xffffffffu, a.k, m);
+#if MR_STAT
+	b.s = __shfl_xor_sync(0xffffffffu, a.s, m);
+#endif
+	return b;
+}
+
+/* Grid (cdiv(outer * inner, BLOCK / 32)), BLOCK threads: warp p of the
+ * grid reduces output p, by vectors of VEC where its values lie side by
+ * side (inner 1, reduce % VEC == 0, x aligned), UNROLL loads in flight,
+ * else value by value, inner apart (correct at any size, the variant's
+ * when aside); a lane's indices grow from take to take, as mr_take needs. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+mid_reduce_row(const real *__restrict__ x, mr_out_t *__restrict__ out,
+	long long outer, long long reduce, long long inner)
+{
+	const long long p = (long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;
+	const int lane = threadIdx.x & 31;
+	mr_acc acc = mr_init();
+
+	/* the warp returns whole: the shuffles below take every lane */
+	if (p >= outer * inner)
+		return;
+	const real *row = x + p / inner * reduce * inner + p % inner;
+	if (VEC > 1 && inner == 1 && reduce % VEC == 0 &&
+	    reinterpret_cast<unsigned long long>(x) % (VEC * REAL_BYTES) == 0) {
+		const mr_vec *rv = reinterpret_cast<const mr_vec *>(row);
+		const long long nv = reduce / VEC;
+		long long i = lane;
+
+		for (; i + (long long)(UNROLL - 1) * 32 < nv; i += (long long)UNROLL * 32) {
+			mr_vec v[UNROLL];
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				v[u] = rv_ldcs(rv + i + u * 32);
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+				for (int l = 0; l < VEC; l++)
+					mr_take(acc, v[u].at(l), (i + u * 32) * VEC + l);
+		}
+		for (; i < nv; i += 32) {
+			const mr_vec v = rv_ldcs(rv + i);
+#pragma unroll
+			for (int l = 0; l < VEC; l++)
+				mr_take(acc, v.at(l), i * VEC + l);
+		}
+	} else {
+		long long r = lane;
+
+		for (; r + (long long)(UNROLL * VEC - 1) * 32 < reduce; r += (long long)UNROLL * VEC * 32) {
+			float v[UNROLL * VEC];
+#pragma unroll
+			for (int u = 0; u < UNROLL * VEC; u++)
+				v[u] = real_ldcs(row + (r + u * 32) * inner);
+#pragma unroll
+			for (int u = 0; u < UNROLL * VEC; u++)
+				mr_take(acc, v[u], r + u * 32);
+		}
+		for (; r < reduce; r += 32)
+			mr_take(acc, real_ldcs(row + r * inner), r);
+	}
+#pragma unroll
+	for (int m = 16; m > 0; m /= 2)
+		acc = mr_pick(acc, mr_shfl(acc, m));
+	if (lane == 0)
+		out[p] = mr_out(mr_result(acc, reduce));
 }
 #endif

@@ -92,7 +92,7 @@ candidates() {
 		'[["(rows) * CLUSTER"],["CLUSTER",1,1],["x","y","i64:(rows)","i64:(cols)"]]' ]
 }
 
-@test "a family's starts choose the first configuration by the task's shape: gemm splits a long k over few tiles and gives a block 16 tiles of a one-k-tile product; mid_reduce gives a row a warp" {
+@test "a family's starts choose the first configuration by the task's shape: gemm splits a long k over few tiles, gives a block 16 tiles of a one-k-tile product and splits B in the product for one block row of A; mid_reduce gives a row a warp" {
 	first() {
 		state matmul_square ".task.params = $1" | kgen -b rules -k 1 |
 			jq -c '.candidate | [.variant, .defines.SPLITK // .defines.TILES]'
@@ -107,6 +107,11 @@ candidates() {
 	[ "$(first '{"m": 256, "n": 256, "k": 32704}')" = '["wg",1]' ]
 	[ "$(first '{"m": 32768, "n": 32768, "k": 192}')" = '["wg",1]' ]
 	[ "$(first '{"m": 4096, "n": 4096, "k": 64}')" = '["wg",1]' ]
+	# a batch of 128 through a layer's 32768 x 32768 weights (one block row
+	# of A): wgb, B split by the product's converters, at 2 slices of k;
+	# 129 rows, or a batch of two such products: the default
+	[ "$(first '{"m": 128, "n": 32768, "k": 32768}')" = '["wgb",2]' ]
+	[ "$(first '{"m": 129, "n": 32768, "k": 32768}')" = '["wg",1]' ]
 	# a start is where the moves begin: a strategy's move applies to it
 	state matmul_square '.task.params = {m: 256, n: 256, k: 524288}
 		| .memory = {strategies: [{id: "deeper", moves: [{family: "gemm", set: {PROMOTE: 2}}]}]}' |
@@ -207,11 +212,23 @@ candidates() {
 		'["elementwise","vector",[["elementwise",["x","then_1","i64:(n)"]],["t1_elementwise",["then_1","z","y","i64:(n)"]]],[{"name":"then_1","dtype":"f32","count":"1 * (n)"}]]' ]
 	ktask --state tests/data/tasks/axpy | jq -c "$chain" | kgen -b rules -k 1 >"$BATS_TEST_TMPDIR/c.jsonl"
 	jq -r .candidate.source "$BATS_TEST_TMPDIR/c.jsonl" >"$BATS_TEST_TMPDIR/c.cu"
+	grep -q 'namespace htam_then0 {' "$BATS_TEST_TMPDIR/c.cu"
 	grep -q 'namespace htam_then1 {' "$BATS_TEST_TMPDIR/c.cu"
 	grep -q '^#define elementwise t1_elementwise$' "$BATS_TEST_TMPDIR/c.cu"
 	command -v kcompile >/dev/null || skip "no kcompile on PATH"
 	[ "$(kcompile <"$BATS_TEST_TMPDIR/c.jsonl" | jq -c '[.compile.ok, (.compile.kernels | keys)]')" = \
 		'[true,["elementwise","t1_elementwise"]]' ]
+	# two products in turn, each of one block row of A (m 128): gemm's wgb
+	# both (its start there), each stage with its own copy of wgf.cuh's
+	# helpers; in the global namespace the first stage's met the second's
+	# by argument-dependent lookup (a float4 array) and NVRTC found the
+	# call ambiguous
+	mlp='.task.params = {"m": 128, "n": 256, "k": 512} | .task.check_params = [{"m": 1, "n": 1, "k": 1}, {"m": 37, "n": 41, "k": 53}]
+		| .task.inputs += [{"name": "B2", "dtype": "f32", "shape": ["n", "n"], "init": {"dist": "normal", "mean": 0, "std": 1}}]
+		| .task.then = [{"family": "gemm", "spec": (.task.spec | .k = "n"), "from": {"shape": ["m", "n"], "dtype": "f32"}, "inputs": ["B2"]}]'
+	ktask --state tasks/matmul_square | jq -c "$mlp" | kgen -b rules -k 1 >"$BATS_TEST_TMPDIR/g.jsonl"
+	[ "$(jq -c '[.candidate.launch.launches[].kernel | select(endswith("wgf"))]' "$BATS_TEST_TMPDIR/g.jsonl")" = '["gemm_wgf","t1_gemm_wgf"]' ]
+	[ "$(kcompile <"$BATS_TEST_TMPDIR/g.jsonl" | jq -c '[.compile.ok, .compile.kernels.t1_gemm_wgf.registers > 0]')" = '[true,true]' ]
 	# a later stage that includes a header (row_norm's cluster variant, for rows wider than
 	# shared memory, includes cooperative_groups.h): the include is hoisted out of its namespace
 	wide='.task.spec = {"expr": "2.0f * x + z", "numel": "n"} | .task.then = [{"family": "row_norm",

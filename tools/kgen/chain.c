@@ -382,13 +382,19 @@ rules_chain_render(const json_t *family, const json_t *task, const char *variant
 	json_decref(view);
 	if (!c)
 		return NULL;
-	/* the first stage's macros, its knobs (the candidate's defines) among
-	 * them, undefined after it */
-	src = xstrdup(json_string_value(json_object_get(c, "source")));
-	whole = undefine_all(src, json_object_get(c, "defines"));
-	cat(&src, "\n%s", whole);
-	free(whole);
+	/* the first stage in a namespace of its own too, its headers hoisted:
+	 * in the global one, its helpers would meet a later stage's copies of
+	 * them by argument-dependent lookup wherever they take a type of the
+	 * global namespace (gemm's wgf_take, a float4 array: two stages of
+	 * wgb were ambiguous); its macros, its knobs (the candidate's defines)
+	 * among them, undefined after it */
 	includes = xstrdup("");
+	whole = hoist_includes(json_string_value(json_object_get(c, "source")), &includes);
+	src = xasprintf("namespace htam_then0 {\n%s\n} /* namespace htam_then0 */\n", whole);
+	free(whole);
+	whole = undefine_all(src, json_object_get(c, "defines"));
+	cat(&src, "%s", whole);
+	free(whole);
 	launches = json_deep_copy(json_object_get(json_object_get(c, "launch"), "launches"));
 	workspace = json_object_get(json_object_get(c, "launch"), "workspace") ?
 		json_deep_copy(json_object_get(json_object_get(c, "launch"), "workspace")) :

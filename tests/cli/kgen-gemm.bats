@@ -67,13 +67,18 @@ state() {
 }
 
 # sweep TASKDIR: the task's candidates for its sweep state (the family
-# default, then one per move kgen accepts), with kgen's notes on stderr.
+# default, then one per move kgen accepts), with kgen's notes on stderr;
+# the moves 48 at a time, as kgen writes at most 64 candidates a state.
 sweep() {
-	local s k
+	local s n i
 	s=$(state "$1")
-	k=$(($(jq '.memory.strategies | length' <<<"$s") + 1))
-	kgen -v -k "$k" <<<"$s" |
-		jq -c -n '[inputs] | .[0], (.[1:][] | select(.candidate.strategy != null))'
+	n=$(jq '.memory.strategies | length' <<<"$s")
+	for ((i = 0; i < n; i += 48)); do
+		jq -c --argjson i "$i" '.memory.strategies |= .[$i:$i + 48]' <<<"$s" |
+			kgen -v -k "$((n - i < 48 ? n - i + 1 : 49))" |
+			jq -c -n --argjson i "$i" '[inputs] | (if $i == 0 then .[0] else empty end),
+				(.[1:][] | select(.candidate.strategy != null))'
+	done
 }
 
 # The compiled records of task id $1.
@@ -102,9 +107,9 @@ compiled() {
 			{ echo "$id: $n candidates of $moves moves, $refused refused"; false; }
 		[ "$(head -1 "$OUT/$id.cand" | jq -c '.candidate | [.variant, .defines]')" = \
 			'["wg",{"WGS":2,"TILE_N":128,"STAGES":3,"PROMOTE":1,"TILES":1}]' ]
-		# A stored K x M, a triangular C: only wg, wgf and wgk take them (h3's and tiled's when)
+		# A stored K x M, a triangular C: only wg, wgb, wgf and wgk take them (h3's and tiled's when)
 		want=$variants
-		[ "$(jq '.spec.a_transposed or .spec.tril or .spec.triu' "$t/task.json")" = true ] && want="wg wgf wgk"
+		[ "$(jq '.spec.a_transposed or .spec.tril or .spec.triu' "$t/task.json")" = true ] && want="wg wgb wgf wgk"
 		[ "$(jq -r .candidate.variant "$OUT/$id.cand" | sort -u | tr '\n' ' ')" = "$want " ]
 		# distinct configurations, each a distinct candidate
 		[ "$(jq -r .candidate.id "$OUT/$id.cand" | sort -u | wc -l)" -eq "$n" ]
@@ -125,7 +130,9 @@ compiled() {
 	# wgf at its default SPLITK 32 has too many partials for 4096 x 4096: only SPLITK 16 and less pass
 	grep -q 'sweep wgf CONVS=1 .*refused: .* = 536870912 is above 268435456: SPLITK slices of partials' "$notes"
 	! grep -q 'sweep wgf SPLITK=16 .*refused' "$notes"
-	[ "$(grep -c refused "$notes")" -eq 26 ]
+	# wgb's converters split only B's pieces: at TILE_N 64 there is one, for one converter
+	grep -q 'sweep wgb TILE_N=64 .*refused: CONVS \* 64 = 128 is above 64: every converter warpgroup splits a piece' "$notes"
+	[ "$(grep -c refused "$notes")" -eq 33 ]
 	# the default two converters' slots at AHEAD 3, or a third stage, overflow shared memory
 	notes=$OUT/gemm_sub_mul_relu.notes
 	grep -q 'sweep wgf AHEAD=3 .*refused: .* = 331776 is above 232448: STAGES k-tiles of A (64 WGS rows) and B (TILE_N rows), each 64 fp16 values of k in a hi and a lo plane, and each converter warpgroup' "$notes"
@@ -196,11 +203,11 @@ compiled() {
 	[ "${lines[0]}" = '[["cdiv((m), TILE_M) * cdiv((n), TILE_N)","(batch)"],["C","i64:(m)","i64:(n)","i64:(k)","A","B"]]' ]
 }
 
-@test "a product of A stored K x M, or a triangular C (lower or upper), is served by wg, wgk and wgf alone, h3 and tiled saying why not" {
+@test "a product of A stored K x M, or a triangular C (lower or upper), is served by wg, wgk, wgf and wgb alone, h3 and tiled saying why not" {
 	for t in t_linear_relu t_tril t_triu; do
 		grep -q 'sweep h3 TILE_M=64 .*refused: variant h3 does not apply: (1 - {{a_transposed}}) \* (1 - {{tril}}) \* (1 - {{triu}}) is 0 at params' "$OUT/$t.notes"
 		grep -q 'sweep tiled TC=0 .*refused: variant tiled does not apply' "$OUT/$t.notes"
-		[ "$(jq -r .candidate.variant "$OUT/$t.cand" | sort -u | tr '\n' ' ')" = "wg wgf wgk " ]
+		[ "$(jq -r .candidate.variant "$OUT/$t.cand" | sort -u | tr '\n' ' ')" = "wg wgb wgf wgk " ]
 	done
 	src=$(head -1 "$OUT/t_linear_relu.cand" | jq -r .candidate.source)
 	[[ $src == *"#define A_T (1)"* && $src == *"#define B_LAYOUT_nk 1"* && $src == *"#define TRIL (0)"* ]]

@@ -284,8 +284,12 @@ $(rec relu_good)"
 # its defaults but 4 slices of k (two converter warpgroups, 512 threads,
 # the 4 pieces of a k-tile 2 each), with one converter (AHEAD 3), and
 # narrow (one consumer warpgroup 128 wide: 3 pieces, 2 and 1; 2
-# slices). The check sizes' odd K and N take wgf's loads a float at a
-# time, the aligned check set (16) by float4 where the layout allows.
+# slices), then wgb (A split by the pass and brought by bulk copies, B
+# split by the converters) at 4 slices (two converters, a piece of B
+# each) and narrow (one converter, one consumer warpgroup, 64 columns: one
+# piece of B a k-tile). The check sizes' odd K and N take wgf's and wgb's
+# loads a float at a time, the aligned check set (16) by float4 where the
+# layout allows.
 GEMM_MOVES='[{id: "h3", moves: [{family: "gemm", variant: "h3"}]},
 	{id: "splitk", moves: [{family: "gemm", variant: "wgk", set: {SPLITK: 4}}]},
 	{id: "tf32", moves: [{family: "gemm", variant: "tiled"}]},
@@ -293,7 +297,9 @@ GEMM_MOVES='[{id: "h3", moves: [{family: "gemm", variant: "h3"}]},
 	{id: "wide", moves: [{family: "gemm", variant: "wg", set: {WGS: 1, TILE_N: 192, STAGES: 2}}]},
 	{id: "fused", moves: [{family: "gemm", variant: "wgf", set: {SPLITK: 4}}]},
 	{id: "fused-one", moves: [{family: "gemm", variant: "wgf", set: {SPLITK: 4, CONVS: 1, AHEAD: 3}}]},
-	{id: "fused-narrow", moves: [{family: "gemm", variant: "wgf", set: {WGS: 1, STAGES: 2, SPLITK: 2, CONVS: 2}}]}]'
+	{id: "fused-narrow", moves: [{family: "gemm", variant: "wgf", set: {WGS: 1, STAGES: 2, SPLITK: 2, CONVS: 2}}]},
+	{id: "bfused", moves: [{family: "gemm", variant: "wgb", set: {STAGES: 2, SPLITK: 4}}]},
+	{id: "bfused-narrow", moves: [{family: "gemm", variant: "wgb", set: {WGS: 1, TILE_N: 64, STAGES: 2, SPLITK: 2, CONVS: 1}}]}]'
 
 # gemm_run TASKDIR K: the task's first K candidates of the gemm family
 # (its default, then GEMM_MOVES' that serve it), compiled and benched,
@@ -306,63 +312,65 @@ gemm_run() {
 
 @test "the gemm family's split-precision kernels stay fp32-accurate far outside fp16's range" {
 	# wg and h3 (3xFP16), wgk (split-K), tiled (3xTF32), wg by 4 tiles a
-	# block, wg 192 wide and wgf three ways on A ~ 3e5 and B ~ 1e-7: the
-	# power-of-two scales (one an operand; wgf's one a row and k-tile)
-	# must keep both in range
-	gemm_run "$D/tasks/matmul_range" 9
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg wgf wgf wgf " ]
+	# block, wg 192 wide, wgf three ways and wgb two on A ~ 3e5 and B ~
+	# 1e-7: the power-of-two scales (one an operand; wgf's one a row and
+	# k-tile; wgb's one for A, one a row and k-tile of B) must keep both in
+	# range
+	gemm_run "$D/tasks/matmul_range" 11
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg wgf wgf wgf wgb wgb " ]
 	# measured 1.7e-7 (h3) and 5.6e-7 (tiled) on the H200; the task allows 5e-5
 	jq -e -s 'all(.bench.status == "ok" and .bench.rel_l2 < 2e-6 and .bench.weak == false)' <<<"$out"
 }
 
 @test "the gemm family's guessed scales: a guess that would overflow fp16 is caught by the split's own maxima, and the operand split again" {
-	# wg and wgk on matmul_range with every guess pushed up by 2^b (the
+	# wg, wgk and wgb (its A) on matmul_range with every guess pushed up by 2^b (the
 	# tests' WG_GUESS_BIAS before the source): 1 is kept by the check (the
 	# largest |x| in [2^14, 2^15)), 2 and 3 put it at 2^15 or more, past
 	# fp16's 65504 at 3, and are split again at the true scale; all must be
 	# fp32-accurate. Without the second split (WG_RESPLIT 0) the guess 2^3
 	# up is wrong: the check is what makes the guess safe.
 	out=$(ktask --state "$D/tasks/matmul_range" | jq -c ".memory.strategies = $GEMM_MOVES" |
-		kgen -k 3 | jq -c 'select(.candidate.variant == "wg" or .candidate.variant == "wgk")')
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk " ]
+		kgen -k 10 | jq -c 'select(.candidate.strategy == null or .candidate.strategy == "splitk" or
+			.candidate.strategy == "bfused")')
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wgb " ]
 	biased=$(for b in 0 1 2 3; do
 		jq -c --arg b "$b" '.candidate.id += "-bias\($b)" |
 			.candidate.source = "#define WG_GUESS_BIAS \($b)\n" + .candidate.source' <<<"$out"
 	done)
 	res=$(kcompile <<<"$biased" | kbench -q)
 	jq -c '[.candidate.id[-5:], .candidate.variant, .bench.status, .bench.rel_l2]' <<<"$res" >&3
-	[ "$(jq -r .bench.status <<<"$res" | sort | uniq -c | tr -s ' ')" = " 8 ok" ]
+	[ "$(jq -r .bench.status <<<"$res" | sort | uniq -c | tr -s ' ')" = " 12 ok" ]
 	jq -e -s 'all(.bench.rel_l2 < 2e-6 and .bench.weak == false)' <<<"$res"
 	res=$(jq -c '.candidate.id += "-noresplit" |
 		.candidate.source = "#define WG_GUESS_BIAS 3\n#define WG_RESPLIT 0\n" + .candidate.source' <<<"$out" |
 		kcompile | kbench -q)
 	jq -c '[.candidate.variant, .bench.status, .bench.reason]' <<<"$res" >&3
-	[ "$(jq -r .bench.status <<<"$res" | tr '\n' ' ')" = "incorrect incorrect " ]
+	[ "$(jq -r .bench.status <<<"$res" | tr '\n' ' ')" = "incorrect incorrect incorrect " ]
 }
 
 @test "the gemm family's kernels are correct on a batched F.linear (B stored N x K, per batch)" {
-	gemm_run tests/data/kgen-gemm/batched_linear_tanh 9
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg wgf wgf wgf " ]
+	gemm_run tests/data/kgen-gemm/batched_linear_tanh 11
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg h3 wgk tiled wg wg wgf wgf wgf wgb wgb " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
-@test "the gemm family's wg, wgk and wgf are correct on tril(A @ B + 1): the tiles above the diagonal zeros, not computed" {
-	# h3 and tiled refuse a triangular C: the default, split-K, 4 tiles a block, 192 wide and wgf three ways
-	gemm_run tests/data/kgen-gemm/t_tril 7
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg wgf wgf wgf " ]
+@test "the gemm family's wg, wgk, wgf and wgb are correct on tril(A @ B + 1): the tiles above the diagonal zeros, not computed" {
+	# h3 and tiled refuse a triangular C: the default, split-K, 4 tiles a block, 192 wide, wgf three ways and wgb two
+	gemm_run tests/data/kgen-gemm/t_tril 9
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg wgf wgf wgf wgb wgb " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
-@test "the gemm family's wg, wgk and wgf are correct on triu(A @ B + 1): the tiles below the diagonal zeros, not computed" {
+@test "the gemm family's wg, wgk, wgf and wgb are correct on triu(A @ B + 1): the tiles below the diagonal zeros, not computed" {
 	# as tril's, on a C taller than wide, so that whole tiles lie below the diagonal
-	gemm_run tests/data/kgen-gemm/t_triu 7
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg wgf wgf wgf " ]
+	gemm_run tests/data/kgen-gemm/t_triu 9
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg wgf wgf wgf wgb wgb " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }
 
-@test "the gemm family's wg, wgk and wgf are correct where A is stored K x M (A.T @ B.T, with bias)" {
-	# h3 and tiled refuse A stored K x M: the default, split-K, 4 tiles a block, 192 wide and wgf three ways
-	gemm_run tests/data/kgen-gemm/t_linear_relu 7
-	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg wgf wgf wgf " ]
+@test "the gemm family's wg, wgk, wgf and wgb are correct where A is stored K x M (A.T @ B.T, with bias)" {
+	# h3 and tiled refuse A stored K x M: the default, split-K, 4 tiles a block, 192 wide, wgf three ways and wgb two
+	gemm_run tests/data/kgen-gemm/t_linear_relu 9
+	[ "$(jq -r .candidate.variant <<<"$out" | tr '\n' ' ')" = "wg wgk wg wg wgf wgf wgf wgb wgb " ]
 	jq -e -s 'all(.bench.status == "ok" and .bench.weak == false)' <<<"$out"
 }

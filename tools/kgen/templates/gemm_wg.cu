@@ -37,10 +37,14 @@
  * and the next tile's load now runs while this one's products and stores
  * do.
  *
- * Variants wgk and wgf split k across blocks too (gemm_wg_reduce sums
- * their slices), and wgf has no pass over A and B before the product:
- * its converter warpgroups split each k-tile into the stages themselves
- * (gemm_wgf, wgf.cuh). */
+ * Variants wgk, wgf and wgb split k across blocks too (gemm_wg_reduce
+ * sums their slices), and wgf has no pass over A and B before the
+ * product: its converter warpgroups split each k-tile into the stages
+ * themselves (gemm_wgf, wgf.cuh). wgb is wgf for B alone: A is split by
+ * the pass as wg's is and comes into the stages by bulk copies, so that
+ * where A is a few rows (a batch of 128 through a layer's weights) the
+ * weights are read once, by the converters, and the converters split
+ * nothing but them. */
 
 #if !defined(VARIANT_wgf)
 /* Grid (WG_GUESS_BLOCKS, 2), 256 threads: block (b, o) writes the largest
@@ -90,7 +94,7 @@ gemm_wg_resplit(const float *__restrict__ a, long long amats, long long arows,
 }
 #endif
 
-#if defined(VARIANT_wgk) || defined(VARIANT_wgf)
+#if defined(VARIANT_wgk) || defined(VARIANT_wgf) || defined(VARIANT_wgb)
 #define KSPLIT SPLITK /* slices of k, one a block; gemm_wg_reduce sums them */
 #define TILES 1
 #else
@@ -143,7 +147,7 @@ static __device__ __forceinline__ void wg_tile_store(float *C, long long M,
 	}
 }
 
-#if !defined(VARIANT_wgf)
+#if !defined(VARIANT_wgf) && !defined(VARIANT_wgb)
 /* C = epilogue(A @ op(B) + bias) from the tiled planes of A (wa) and B
  * (wb) and their scale exponents, for batch blockIdx.y: tiles blockIdx.x,
  * blockIdx.x + gridDim.x, ... (TILES of them, tile_at's order), one after
@@ -210,18 +214,24 @@ gemm_wg(float *__restrict__ C, long long M, long long N, long long K,
 #define WGF_AK (!A_T)   /* A's k contiguous */
 #define WGF_BK (B_NK != 0)
 #define WGF_PIECES (WGS + TILE_N / 64) /* of a k-tile: A's, then B's */
+#if defined(VARIANT_wgb)
+#define WGF_APRE 1 /* A's pieces come by bulk copies (the split's planes) */
+#else
+#define WGF_APRE 0
+#endif
+#define WGF_FIRST (WGF_APRE ? WGS : 0) /* the first piece a converter splits */
 
 /* Converter w's next copy, as one cp.async group (empty past k-tile
  * kt1 - 1, so that every piece split waits on the same count): this
- * thread's part (wgf_copy) of its piece fi of k-tile fkt (piece w + fi
- * CONVS: A's rows m0 + 64 p on, or B's from n0) into slot fs of those at
- * shared address slots; then the next piece and slot. */
+ * thread's part (wgf_copy) of its piece fi of k-tile fkt (piece WGF_FIRST
+ * + w + fi CONVS: A's rows m0 + 64 p on, or B's from n0) into slot fs of
+ * those at shared address slots; then the next piece and slot. */
 template <bool VEC>
 static __device__ __forceinline__ void wgf_next(const wgf_src &a,
 	const wgf_src &b, long long m0, long long n0, int w, int mine, int kt1,
 	int t, unsigned slots, int *fkt, int *fi, int *fs)
 {
-	const int p = w + *fi * CONVS;
+	const int p = WGF_FIRST + w + *fi * CONVS;
 	const unsigned slot = slots + *fs * WGF_SLOT;
 	const long long k0 = (long long)*fkt * WG_K;
 
@@ -244,18 +254,23 @@ static __device__ __forceinline__ void wgf_next(const wgf_src &a,
  * held before, the rows' inverse scales into ia and ib beside it. The
  * pieces go through the warpgroup's own AHEAD + 1 slots after the ring's
  * stages, AHEAD in flight while one is split; VEC: copied by float4
- * (wgf_vec). Not inlined: inlined, ptxas kept the consumers' accumulators
- * live across it and spilled. */
+ * (wgf_vec). With WGF_APRE (wgb) the converters split B's pieces alone,
+ * and the first thread of the first brings each k-tile's A tile, split
+ * by the pass, from ga (A_BYTES a k-tile) into the stage by a bulk copy,
+ * which the stage's full barrier then also waits for. Not inlined:
+ * inlined, ptxas kept the consumers' accumulators live across it and
+ * spilled. */
 template <bool VEC>
 static __device__ __noinline__ void wgf_produce(wg_ring q, wgf_src a,
 	wgf_src b, long long m0, long long n0, int kt0, int kt1,
-	float (*ia)[TILE_M], float (*ib)[TILE_N])
+	float (*ia)[TILE_M], float (*ib)[TILE_N], const unsigned char *ga)
 {
 	extern __shared__ __align__(1024) unsigned char wg_smem[];
 	unsigned char *const base = wg_smem + (q.base - smem_addr(wg_smem));
 	const int w = (threadIdx.x >> 7) - WGS, t = threadIdx.x & 127;
-	/* this warpgroup's pieces of a k-tile */
-	const int mine = (WGF_PIECES - w + CONVS - 1) / CONVS;
+	/* this warpgroup's pieces of a k-tile (gemm.json's wgb keeps it at
+	 * least 1: CONVS * 64 <= TILE_N) */
+	const int mine = (WGF_PIECES - WGF_FIRST - w + CONVS - 1) / CONVS;
 	const unsigned slots = q.base + q.nst * STAGE_BYTES + w * (AHEAD + 1) * WGF_SLOT;
 	/* the next piece to copy (piece w + fi CONVS of k-tile fkt) and its
 	 * slot, and the slot of the next to split: counters, as with divisions
@@ -278,7 +293,7 @@ static __device__ __noinline__ void wgf_produce(wg_ring q, wgf_src a,
 
 #pragma unroll 1
 		for (int i = 0; i < mine; i++) {
-			const int p = w + i * CONVS;
+			const int p = WGF_FIRST + w + i * CONVS;
 			float4 v[8];
 
 			wgf_next<VEC>(a, b, m0, n0, w, mine, kt1, t, slots, &fkt, &fi, &fs);
@@ -289,6 +304,13 @@ static __device__ __noinline__ void wgf_produce(wg_ring q, wgf_src a,
 				ts = 0;
 			if (i == 0 && q.used++ >= q.nst)
 				bar_wait(q.empty + 8 * q.s, q.ph ^ 1);
+			if (WGF_APRE && i == 0 && w == 0 && t == 0) {
+				/* told before this thread's own arrival below, so
+				 * the phase waits for the bytes too */
+				bar_expect_tx(q.full + 8 * q.s, A_BYTES);
+				bulk_load(q.base + q.s * STAGE_BYTES,
+					ga + (long long)kt * A_BYTES, A_BYTES, q.full + 8 * q.s);
+			}
 			if (p < WGS)
 				wgf_put<WGF_AK>(v, reinterpret_cast<unsigned short *>(st),
 					ia[q.s], TILE_M, 64 * p, t);
@@ -307,7 +329,8 @@ static __device__ __noinline__ void wgf_produce(wg_ring q, wgf_src a,
 
 /* A consumer warpgroup of wgf: acc = the product of k-tiles kt0 to kt1 -
  * 1, each k-tile's scaled product taken out of its scales (the inverses
- * of its rows of A, ia, and of B, ib) before it joins the sum. */
+ * of its rows of A, ia, and of B, ib) before it joins the sum; wgb's A
+ * has one scale, taken out as gemm_wg's is, at the store. */
 static __device__ __forceinline__ void wgf_consume(wg_ring &q,
 	float (&acc)[NACC], int kt0, int kt1, const float (*ia)[TILE_M],
 	const float (*ib)[TILE_N])
@@ -326,7 +349,8 @@ static __device__ __forceinline__ void wgf_consume(wg_ring &q,
 		bar_wait(q.full + 8 * q.s, q.ph);
 		wg_stage(part, a0, q.base + q.s * STAGE_BYTES + A_BYTES, true);
 		wg_wait<0>(part);
-		const float r0 = ia[q.s][r], r1 = ia[q.s][r + 8];
+		const float r0 = WGF_APRE ? 1.0f : ia[q.s][r];
+		const float r1 = WGF_APRE ? 1.0f : ia[q.s][r + 8];
 #pragma unroll
 		for (int j = 0; j < TILE_N / 8; j++) {
 			const float2 f = *reinterpret_cast<const float2 *>(&ib[q.s][8 * j + c]);
@@ -350,9 +374,14 @@ static __device__ __forceinline__ void wgf_consume(wg_ring &q,
  * warpgroups as gemm_wg's and CONVS converter warpgroups that fill their
  * stages (wgf.cuh). gemm_wg_reduce sums the slices through the bias and
  * the epilogue. A tile wholly outside the triangle of a tril or triu C
- * writes nothing (gemm_wg_reduce masks it). */
+ * writes nothing (gemm_wg_reduce masks it). Variant wgb: the same, A's
+ * k-tiles from its split planes wa (scaled by 2^scale[0], taken out at
+ * the store) and B's from B itself. */
 extern "C" __global__ void __launch_bounds__(WGF_THREADS, 1)
 gemm_wgf(float *__restrict__ C, long long M, long long N, long long K,
+#if WGF_APRE
+	const unsigned short *__restrict__ wa, const int *__restrict__ scale,
+#endif
 	const float *__restrict__ A, const float *__restrict__ B BIAS_PARAM)
 {
 	__shared__ float ia[STAGES][TILE_M], ib[STAGES][TILE_N];
@@ -371,25 +400,35 @@ gemm_wgf(float *__restrict__ C, long long M, long long N, long long K,
 	if (wg_outside(m0, n0))
 		return;
 	const int role = wg_ring_init(q, min(STAGES, max(kt1 - kt0, 1)), 128 * CONVS);
+#if WGF_APRE
+	/* the block row of A's split tiles, as gemm_wg's producer reads it */
+	const unsigned char *const ga = reinterpret_cast<const unsigned char *>(wa) +
+		(bz * CDIV(M, TILE_M) + m0 / TILE_M) * ktiles * (long long)A_BYTES;
+	const int sh = -scale[0];
+#else
+	const unsigned char *const ga = 0;
+	const int sh = 0;
+#endif
 	if (role == WG_PRODUCER) {
 		wgf_regs<false>();
 		const wgf_src a = wgf_source(A + bz * M * K, M, K);
 		const wgf_src b = wgf_source(B + (BATCHED ? bz : 0) * N * K, N, K);
 
-		if (wgf_vec<WGF_AK>(a) && wgf_vec<WGF_BK>(b))
-			wgf_produce<true>(q, a, b, m0, n0, kt0, kt1, ia, ib);
+		/* (wgb copies no piece of A: B's rows alone decide) */
+		if ((WGF_APRE || wgf_vec<WGF_AK>(a)) && wgf_vec<WGF_BK>(b))
+			wgf_produce<true>(q, a, b, m0, n0, kt0, kt1, ia, ib, ga);
 		else
-			wgf_produce<false>(q, a, b, m0, n0, kt0, kt1, ia, ib);
+			wgf_produce<false>(q, a, b, m0, n0, kt0, kt1, ia, ib, ga);
 		return;
 	}
 	wgf_regs<true>();
 	wgf_consume(q, acc, kt0, kt1, ia, ib);
 	C += ((long long)kz * gridDim.y + bz) * M * N;
 
-	wg_tile_store(C, M, N, m0, n0, 0, bias, acc);
+	wg_tile_store(C, M, N, m0, n0, sh, bias, acc);
 }
 #endif
-#if defined(VARIANT_wgk) || defined(VARIANT_wgf)
+#if defined(VARIANT_wgk) || defined(VARIANT_wgf) || defined(VARIANT_wgb)
 /* Grid-stride, 256 threads: C = epilogue(the sum of gemm_wg's SPLITK
  * slices of partials + bias), total values of C (every batch), matrices
  * of M rows N long; A and B come with the task's inputs and are not read. */

@@ -450,6 +450,14 @@ static __device__ __forceinline__ void bar_expect(unsigned bar, unsigned bytes)
 		:: "r"(bar), "r"(bytes) : "memory");
 }
 
+/* Tells bar to expect bytes more, without arriving (gemm's wgb: a
+ * converter's bulk copy of A into a stage its arrival later completes). */
+static __device__ __forceinline__ void bar_expect_tx(unsigned bar, unsigned bytes)
+{
+	asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+		:: "r"(bar), "r"(bytes) : "memory");
+}
+
 /* ---- warpgroup MMA ---- */
 
 /* The descriptor of a k-major operand at shared address addr, in the

@@ -302,8 +302,9 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		ktask --state "$O/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 2 | kcompile
 	done >c.jsonl
 	jq -se 'length == 6 and all(.[]; .compile.ok and .candidate.family == "gemm")' c.jsonl
-	jq -se '.[4].compile.kernels | has("gemm_h3_absmax") and has("t1_gemm_h3_absmax") and has("t1_gemm_wg")' c.jsonl
-	jq -se '.[0].candidate.launch | ([.launches[].kernel] | index("gemm_wg") < index("t1_sn_apply")
+	jq -se '.[4].compile.kernels | has("gemm_h3_absmax") and has("t1_gemm_h3_absmax")
+		and has("gemm_wgf") and has("t1_gemm_wgf")' c.jsonl
+	jq -se '.[0].candidate.launch | ([.launches[].kernel] | index("gemm_wg") < index("t1_sn_warp")
 		and .[-1] == "t2_elementwise") and ([.workspace[].name] | index("then_1") and index("then_2"))' c.jsonl
 	jq -se '.[2].candidate.launch | (.launches[-1].kernel | test("^t1_mid_reduce_"))
 		and (.launches[-1].args | index("then_1") < index("y"))' c.jsonl

@@ -332,13 +332,15 @@ candidates() {
 		'task "l1norm": spec.op: a softmax statistic takes apply (of x, m, s, e, rs, ls: each value of the row) or finalize (of m and s: the row'"'"'s one result), and no keep' ]
 	[ "$(gen l1norm '.task.spec.op = "softmax" | .task.spec.op = {"stat": "softmax", "finalize": "m + logf(s)"}')" = \
 		'task "l1norm": no variant of family row_norm serves it: variant cluster takes no stat op; variant block takes no stat op; variant split takes no stat op' ]
-	[ "$(gen sum_dim1 '.task.spec.op = {"stat": "softmax", "apply": "e * rs"}')" = \
-		'task "sum_dim1": no variant of family mid_reduce serves it: variant tile takes no softmax op; variant split takes no softmax op; variant thread takes no softmax op' ]
+	want='task "sum_dim1": no variant of family mid_reduce serves it: variant tile takes no softmax op; '
+	want+='variant split takes no softmax op; variant thread takes no softmax op; variant row takes no softmax op'
+	[ "$(gen sum_dim1 '.task.spec.op = {"stat": "softmax", "apply": "e * rs"}')" = "$want" ]
 	# a fold without apply: no row_norm variant takes one, and each says so
 	[ "$(gen l1norm '.task.spec.op = {"combine": "a + b", "identity": "0.0f"}')" = \
 		'task "l1norm": no variant of family row_norm serves it: variant cluster takes no fold op; variant block takes no fold op; variant split takes no fold op' ]
-	[ "$(gen sum_dim1 '.task.spec.op = {"combine": "a + b", "identity": "0.0f", "apply": "x"}')" = \
-		'task "sum_dim1": no variant of family mid_reduce serves it: variant tile takes no apply op; variant split takes no apply op; variant thread takes no apply op' ]
+	want='task "sum_dim1": no variant of family mid_reduce serves it: variant tile takes no apply op; '
+	want+='variant split takes no apply op; variant thread takes no apply op; variant row takes no apply op'
+	[ "$(gen sum_dim1 '.task.spec.op = {"combine": "a + b", "identity": "0.0f", "apply": "x"}')" = "$want" ]
 	rr='.task.family = "row_reduce" | .task.spec = {"terms": [{"map": "a * b", "combine": "a + b", "identity": "0.0f"}], "row": "t0", "op": "mean", "rows": "rows", "cols": "cols"}'
 	[ "$(gen mse_loss "$rr | .task.spec.terms = []")" = 'task "mse_loss": spec.terms: expected an array of 1 to 4 folds' ]
 	[ "$(gen mse_loss "$rr | .task.spec.terms[0] = {\"keep\": \"max\", \"result\": \"value\"}")" = \
@@ -390,13 +392,15 @@ candidates() {
 	[ -x "$RULES" ] || skip "the unit program $RULES is not built (make units)"
 	command -v kcompile >/dev/null || skip "no kcompile on PATH"
 	imp=$BATS_TEST_TMPDIR/imp
-	htam import -q --into "$imp" tests/data/problems >"$BATS_TEST_TMPDIR/imp.jsonl" 2>/dev/null || true
+	# (import exits 1 when it refuses a problem: tests/data/problems holds some that no family serves)
+	"$ROOT/bin/htam" import -q --into "$imp" tests/data/problems >"$BATS_TEST_TMPDIR/imp.jsonl" || true
 	# (chains are left to import.bats: their first stage sweeps as the single family's does)
 	jq -r 'select(.status == "imported" and .family != "none") | .task' "$BATS_TEST_TMPDIR/imp.jsonl" |
 		while read -r t; do jq -e 'has("then") | not' "$imp/$t/task.json" >/dev/null && echo "$t"; done \
 		>"$BATS_TEST_TMPDIR/served"
 	fams=$(jq -r 'select(.status == "imported" and .family != "none") | .family' "$BATS_TEST_TMPDIR/imp.jsonl" | sort -u | wc -l)
 	echo "# $(wc -l <"$BATS_TEST_TMPDIR/served") problems of $fams families: sweeping and compiling" >&3
+	[ -s "$BATS_TEST_TMPDIR/served" ]
 	# shellcheck disable=SC2046
 	"$RULES" --sweep "$HTAM_TEMPLATES" $(sed "s|^|$imp/|" "$BATS_TEST_TMPDIR/served") \
 		>"$BATS_TEST_TMPDIR/cands.jsonl" 2>/dev/null

@@ -330,17 +330,22 @@ candidates() {
 	# a statistic is applied to each value (row_norm) or finalized to one result (mid_reduce), not both
 	[ "$(gen l1norm '.task.spec.op = {"stat": "softmax", "apply": "e * rs", "finalize": "m"}')" = \
 		'task "l1norm": spec.op: a softmax statistic takes apply (of x, m, s, e, rs, ls: each value of the row) or finalize (of m and s: the row'"'"'s one result), and no keep' ]
+	# none TASK FAMILY KIND VARIANT...: kgen's reason when no variant of FAMILY takes an op of KIND
+	none() {
+		local t=$1 f=$2 k=$3 v why=
+		shift 3
+		for v; do why+="; variant $v takes no $k op"; done
+		echo "task \"$t\": no variant of family $f serves it: ${why#; }"
+	}
 	[ "$(gen l1norm '.task.spec.op = "softmax" | .task.spec.op = {"stat": "softmax", "finalize": "m + logf(s)"}')" = \
-		'task "l1norm": no variant of family row_norm serves it: variant cluster takes no stat op; variant block takes no stat op; variant split takes no stat op' ]
-	want='task "sum_dim1": no variant of family mid_reduce serves it: variant tile takes no softmax op; '
-	want+='variant split takes no softmax op; variant thread takes no softmax op; variant row takes no softmax op'
-	[ "$(gen sum_dim1 '.task.spec.op = {"stat": "softmax", "apply": "e * rs"}')" = "$want" ]
+		"$(none l1norm row_norm stat cluster block split)" ]
+	[ "$(gen sum_dim1 '.task.spec.op = {"stat": "softmax", "apply": "e * rs"}')" = \
+		"$(none sum_dim1 mid_reduce softmax tile split thread row)" ]
 	# a fold without apply: no row_norm variant takes one, and each says so
 	[ "$(gen l1norm '.task.spec.op = {"combine": "a + b", "identity": "0.0f"}')" = \
-		'task "l1norm": no variant of family row_norm serves it: variant cluster takes no fold op; variant block takes no fold op; variant split takes no fold op' ]
-	want='task "sum_dim1": no variant of family mid_reduce serves it: variant tile takes no apply op; '
-	want+='variant split takes no apply op; variant thread takes no apply op; variant row takes no apply op'
-	[ "$(gen sum_dim1 '.task.spec.op = {"combine": "a + b", "identity": "0.0f", "apply": "x"}')" = "$want" ]
+		"$(none l1norm row_norm fold cluster block split)" ]
+	[ "$(gen sum_dim1 '.task.spec.op = {"combine": "a + b", "identity": "0.0f", "apply": "x"}')" = \
+		"$(none sum_dim1 mid_reduce apply tile split thread row)" ]
 	rr='.task.family = "row_reduce" | .task.spec = {"terms": [{"map": "a * b", "combine": "a + b", "identity": "0.0f"}], "row": "t0", "op": "mean", "rows": "rows", "cols": "cols"}'
 	[ "$(gen mse_loss "$rr | .task.spec.terms = []")" = 'task "mse_loss": spec.terms: expected an array of 1 to 4 folds' ]
 	[ "$(gen mse_loss "$rr | .task.spec.terms[0] = {\"keep\": \"max\", \"result\": \"value\"}")" = \

@@ -501,7 +501,7 @@ static int
 check_oracle(const json_t *task, const json_t *ref, char *err, size_t errlen)
 {
 	static const char *const members[] = { "oracle", "file", "source", "sizes",
-		"ties", "args", "weights", NULL };
+		"ties", "args", "weights", "work", NULL };
 	const json_t *params = json_object_get(task, "params"), *v, *a;
 	const char *unknown, *k;
 	size_t i;
@@ -516,6 +516,10 @@ check_oracle(const json_t *task, const json_t *ref, char *err, size_t errlen)
 		return bad(err, errlen, task, "reference.source: missing (the problem's Python source)");
 	if (!json_is_array(json_object_get(ref, "sizes")))
 		return bad(err, errlen, task, "reference.sizes: expected an array of size names");
+	if ((v = json_object_get(ref, "work")) &&
+	    (!json_is_string(v) || strcmp(json_string_value(v), "f64") != 0))
+		return bad(err, errlen, task, "reference.work: expected \"f64\" (the type the "
+			"oracle computes the reference in), or no member");
 	json_array_foreach(json_object_get(ref, "sizes"), i, v)
 		if (!json_is_string(v) || !json_object_get(params, json_string_value(v)))
 			return bad(err, errlen, task, "reference.sizes[%zu]: expected a size of params", i);

@@ -41,9 +41,12 @@ VIEWS = {"bf16": "bfloat16", "bool": "bool"}
 
 
 def working(task):
-    """The type a task's forward runs in for its reference values: fp32
-    for a task of f16 or bf16 floats (each output rounded once into its
-    type), else the problem's own (None)."""
+    """The type a task's forward runs in for its reference values, each
+    output rounded once into its own type: float64 where the task says so
+    (reference.work, long sums), fp32 for a task of f16 or bf16 floats,
+    else the problem's own (None)."""
+    if task["reference"].get("work") == "f64":
+        return TORCH_DT["f64"]
     return TORCH_DT["f32"] if half_type(task) else None
 
 
@@ -113,14 +116,13 @@ class Oracle:
             self.flush = torch.empty(flush, dtype=torch.uint8, device="cuda")
         return {"ok": True, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)}
 
-    def model(self, k, sizes):
-        if k not in self.models:
+    def model(self, k, sizes, double=False):
+        """The module at size set k, built on the GPU (its float64 twin when
+        double: built again, not cast from the first)."""
+        if (k, double) not in self.models:
             ns = self.problem.namespace(sizes_of(self.ref, sizes))
-            self.torch.manual_seed(0)
-            with self.torch.device("cuda"):
-                m = ns["Model"](*ns["get_init_inputs"]())
-            self.models[k] = m.cuda()
-        return self.models[k]
+            self.models[k, double] = build(ns, 0, "cuda", double).cuda()
+        return self.models[k, double]
 
     def opened(self, msg):
         """The request's tensors, each opened once (by allocation)."""
@@ -153,9 +155,11 @@ class Oracle:
             # A task of 2-byte floats is answered in fp32 on its (2-byte)
             # inputs, rounded once into its outputs: the operator's value,
             # which PyTorch's own f16 and bf16 kernels need not give (CUDA's
-            # cumsum accumulates in the 2-byte type). Timing runs them as
-            # they are.
-            res = self.outputs(call(self.model(msg["k"], msg["sizes"]), ts, self.ref, self.work))
+            # cumsum accumulates in the 2-byte type); one of long sums, in
+            # float64 (reference.work). Timing runs them as they are.
+            double = self.work == self.torch.float64
+            res = self.outputs(call(self.model(msg["k"], msg["sizes"], double), ts, self.ref,
+                                    self.work))
             outs = [t for t in self.taskj["outputs"]]
             if len(res) != len(outs):
                 raise RuntimeError("the module returned %d outputs, the task has %d"
@@ -234,9 +238,12 @@ def check(argv):
     """oracle.py --check [--device D] [--f64] [--bench] TASKDIR...: each
     imported task's module at every check size set (and, with --bench, at
     the benchmark sizes too when they fit), on inputs drawn as the task
-    says, on device D (default cpu). With --f64 its fp32 outputs are held
-    against float64 PyTorch's at the task's tolerance, as kbench holds a
-    kernel against the oracle's. One JSON line per size set; exit 1 when
+    says, on device D (default cpu), in the type the oracle computes them
+    in (working()). With --f64 those outputs are held against float64
+    PyTorch's at the task's tolerance, as kbench holds a kernel against the
+    oracle's (for a task whose oracle computes in float64, they are its
+    outputs rounded once: float64_rounded says whether each is, to the
+    bit). One JSON line per size set; exit 1 when
     any failed."""
     import argparse
     ap = argparse.ArgumentParser(prog="oracle.py --check")
@@ -262,12 +269,12 @@ def check(argv):
                 continue
             try:
                 ns = problem.namespace(sizes_of(ref, sizes))
-                model = build(ns, k, a.device)
+                work = working(task)
+                model = build(ns, k, a.device, work == torch.float64)
                 gen = torch.Generator().manual_seed(k)
                 ts = {t["name"]: draw_tensor(_bounds(t["init"], sizes), _shape(t["shape"], sizes),
                                              TORCH_DT[t["dtype"]], gen).to(a.device)
                       for t in task["inputs"]}
-                work = working(task)
                 res = _list(call(model, ts, ref, work))
                 if work is not None:
                     res = [r.to(TORCH_DT[o["dtype"]]) for o, r in zip(task["outputs"], res)]
@@ -284,6 +291,10 @@ def check(argv):
                     r64 = _list(call(build(ns, k, a.device, double=True), ts, ref, torch.float64))
                     worst = 0.0
                     for o, x, y in zip(task["outputs"], res, r64):
+                        # where the oracle computes in float64, its outputs
+                        # are these rounded once, to the bit
+                        rec.setdefault("float64_rounded", {})[o["name"]] = bool(
+                            torch.equal(x, y.to(x.dtype)))
                         x, y = x.double(), y.double()
                         n = float(y.norm())
                         rms = n / math.sqrt(max(y.numel(), 1))

@@ -195,7 +195,7 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 		all(.[]; .bench.reason | startswith("wrote out of bounds"))' out.jsonl
 }
 
-@test "the oracle (fp32 on the GPU) agrees with float64 PyTorch within each task's tolerance" {
+@test "the oracle (fp32 on the GPU; float64, rounded once, where a task's sums are long) agrees with float64 PyTorch within each task's tolerance" {
 	run "$PY" "$ROOT/pytorch/oracle.py" --check --device cuda --f64 --bench "$I"/*/
 	echo "$output" | jq -c '{task, k, ok, of_tolerance, why}' >&3
 	[ "$status" -eq 0 ]

@@ -233,7 +233,7 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		.candidate.launch.launches[8].kernel]) | unique) == [["heads", 10, "mha_relu"], ["wg", 15, "mha_softmax"]]' c.jsonl
 }
 
-@test "a graph no one family computes is a chain of them: a product, then group norm, then a map; a product and its sigmoid, then a row sum; a scalar parameter broadcast; two linears; the chain renders and compiles as one candidate" {
+@test "a graph no one family computes is a chain of them: a product, then group norm, then a map; a product and its sigmoid, then a row sum; a scalar parameter broadcast; two linears; a batch norm of a product's features; the chain renders and compiles as one candidate" {
 	# linear -> group norm -> clamp: gemm, then stat_norm on its result, then elementwise
 	jq -e '.family == "gemm" and .spec.bias and .spec.epilogue == "v"
 		and (.then | map(.family)) == ["stat_norm", "elementwise"]
@@ -308,6 +308,15 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		and .[-1] == "t2_elementwise") and ([.workspace[].name] | index("then_1") and index("then_2"))' c.jsonl
 	jq -se '.[2].candidate.launch | (.launches[-1].kernel | test("^t1_mid_reduce_"))
 		and (.launches[-1].args | index("then_1") < index("y"))' c.jsonl
+	# linear -> batch norm (training mode) -> relu: the features side by side in each row (inner 1),
+	# stat_norm's start for them a thread a column (cols), its stats kernel split's
+	jq -e '(.then | map(.family)) == ["stat_norm", "elementwise"] and
+		(.then[0].spec | .outer == "batch" and .groups == "out_features" and .inner == "1" and .affine)' \
+		"$O/linear_batchnorm_relu/task.json"
+	ktask --state "$O/linear_batchnorm_relu" | kgen -k 1 | kcompile >bn.jsonl
+	jq -e '.compile.ok and ([.candidate.launch.launches[].kernel] | index("gemm_wg") < index("t1_sn_cols")
+		and index("t1_sn_cols") < index("t1_sn_stats") and index("t1_sn_stats") < index("t1_sn_cols_apply")
+		and .[-1] == "t2_elementwise")' bn.jsonl
 }
 
 @test "the null-kernel gate: inputs on which a copy would pass are widened to both signs, then to four times that, with a note each time" {

@@ -149,6 +149,25 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	[ "$(jq -sc 'map(.bench.status)' out.jsonl)" = '["ok","incorrect","incorrect"]' ]
 }
 
+@test "a batch norm of a product's features (stat_norm's cols: a thread a column, shares of the rows) is correct against the problem's module, at check sizes of odd features and fewer rows than shares; its last share's rows left out, or its apply reading the next column's statistics, is incorrect" {
+	d=$I/linear_batchnorm_relu
+	ktask --state "$d" | kgen -k 1 >good.jsonl
+	jq -e '[.candidate.launch.launches[].kernel] | index("t1_sn_cols_apply")' good.jsonl
+	{
+		cat good.jsonl
+		jq -c '.candidate.source |= sub("const long long a1 = outer \\* \\(k \\+ 1\\) / SPLIT;";
+			"const long long a1 = k + 1 == SPLIT ? outer * k / SPLIT : outer * (k + 1) / SPLIT;")
+			| .candidate.id += "-lastshare"' good.jsonl
+		jq -c '.candidate.source |= sub("const long long b = j % groups;"; "const long long b = (j + 1) % groups;")
+			| .candidate.id += "-shifted"' good.jsonl
+	} | kcompile >c.jsonl
+	jq -se 'length == 3 and (map(.candidate.source) | unique | length) == 3' c.jsonl
+	kbench <c.jsonl >out.jsonl
+	jq -c '{t: .task.id, st: .bench.status, us: .bench.time_us.median, eager: .bench.oracle.eager_us,
+		l2: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
+	[ "$(jq -sc 'map(.bench.status)' out.jsonl)" = '["ok","incorrect","incorrect"]' ]
+}
+
 @test "chains with a logsumexp and with a residual: correct against the problem's module; the logsumexp taken as a max, or the input subtracted where it is added back, is incorrect" {
 	lse=$I/linear_logsumexp_gelu res=$I/linear_mean_residual
 	jq -e '.then[0].spec.op == "logsumexp"' "$lse/task.json"

@@ -16,7 +16,11 @@
  * and aligned buffers, else one value at a time. Indices are 64-bit.
  * Variant warp (outer 1: a group's values side by side, a group norm of a
  * product's rows): sn_warp, a warp a group, its sums and then its values
- * in one kernel, the group read twice (the second time from cache). */
+ * in one kernel, the group read twice (the second time from cache).
+ * Variant cols (inner 1: a row's groups side by side, a batch norm of a
+ * product): sn_cols, a thread a group and a share of its rows (a warp
+ * reads 32 neighbours of a row), then sn_stats, then sn_cols_apply, VEC
+ * groups side by side a step. */
 #define VARIANT_{{variant}} 1
 #define SN_AFFINE {{affine}}
 
@@ -62,7 +66,7 @@ static __device__ __forceinline__ bool sn_vec_ok(const void *p, long long inner)
 		reinterpret_cast<unsigned long long>(p) % (VEC * REAL_BYTES) == 0);
 }
 
-#if !defined(VARIANT_warp)
+#if !defined(VARIANT_warp) && !defined(VARIANT_cols)
 /* Grid (groups * SPLIT): block k sums share k % SPLIT of group k / SPLIT:
  * part[2k] = sum(x - x0), part[2k + 1] = sum((x - x0)^2), x0 the group's
  * first value. Shares are whole vectors of the flat places, split evenly. */
@@ -121,6 +125,52 @@ sn_partial(const real *__restrict__ x, double *__restrict__ part, long long oute
 	}
 }
 
+#endif
+
+#if defined(VARIANT_cols)
+/* Grid (cdiv(groups, BLOCK), SPLIT), inner 1 (a batch norm of a product:
+ * a row's groups side by side): thread t of block (g, k) sums share k of
+ * group b = g * BLOCK + t's outer places, so that a warp reads 32
+ * neighbours of a row at once, shifted by the group's first value, in
+ * float, UNROLL rows in flight; its two sums where sn_partial's block
+ * b * SPLIT + k writes them, for sn_stats. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+sn_cols(const real *__restrict__ x, double *__restrict__ part, long long outer,
+	long long groups)
+{
+	const long long b = (long long)blockIdx.x * BLOCK + threadIdx.x;
+	const long long k = blockIdx.y;
+	float s1 = 0.0f, s2 = 0.0f;
+
+	if (b >= groups)
+		return;
+	const float x0 = real_ldg(x + b);
+	const long long a1 = outer * (k + 1) / SPLIT;
+	long long a = outer * k / SPLIT;
+
+	for (; a + UNROLL <= a1; a += UNROLL) {
+		float v[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			v[u] = real_ldg(x + (a + u) * groups + b);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const float d = v[u] - x0;
+			s1 += d;
+			s2 = fmaf(d, d, s2);
+		}
+	}
+	for (; a < a1; a++) {
+		const float d = real_ldg(x + a * groups + b) - x0;
+		s1 += d;
+		s2 = fmaf(d, d, s2);
+	}
+	part[2 * (b * SPLIT + k)] = s1;
+	part[2 * (b * SPLIT + k) + 1] = s2;
+}
+#endif
+
+#if !defined(VARIANT_warp)
 /* Grid (cdiv(groups, 128)), 128 threads: stats[2b] = mean, stats[2b + 1] =
  * rstd of group b, from its SPLIT partial sums in order. */
 extern "C" __global__ void __launch_bounds__(128)
@@ -247,6 +297,53 @@ sn_warp(const real *__restrict__ x, const real *__restrict__ w,
 	for (long long i = lane; i < inner; i += 32)
 		yg[i] = real_of((real_ldg(xg + i) - mean) * rstd);
 #endif
+}
+#elif defined(VARIANT_cols)
+/* Grid (capped), grid-stride over every value, inner 1: VEC adjacent
+ * values of a row, VEC groups side by side (groups % VEC == 0 and aligned
+ * buffers, else one value at a time), UNROLL steps BLOCK apart. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+sn_cols_apply(const real *__restrict__ x, const real *__restrict__ w,
+	const real *__restrict__ bias, const float *__restrict__ stats,
+	real *__restrict__ y, long long outer, long long groups, long long channels,
+	long long spatial)
+{
+	const long long n = outer * groups;
+
+	if (sn_vec_ok(x, groups) && sn_vec_ok(y, groups)) {
+		const long long nv = n / VEC;
+		const long long step = (long long)gridDim.x * BLOCK * UNROLL;
+		const sn_vec *xv = reinterpret_cast<const sn_vec *>(x);
+		sn_vec *yv = reinterpret_cast<sn_vec *>(y);
+
+		for (long long q = (long long)blockIdx.x * BLOCK * UNROLL + threadIdx.x; q < nv; q += step) {
+			sn_vec v[UNROLL];
+			const bool whole = q + (long long)(UNROLL - 1) * BLOCK < nv;
+
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				if (whole || q + u * BLOCK < nv)
+					v[u] = rv_ldcs(xv + q + u * BLOCK);
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				if (whole || q + u * BLOCK < nv) {
+					const long long b0 = (q + u * BLOCK) * VEC % groups;
+#pragma unroll
+					for (int l = 0; l < VEC; l++)
+						v[u].set(l, sn_one(v[u].at(l), __ldg(stats + 2 * (b0 + l)),
+							__ldg(stats + 2 * (b0 + l) + 1), w, bias, b0 + l, 0, 1,
+							channels, spatial));
+					rv_stcs(yv + q + u * BLOCK, v[u]);
+				}
+		}
+		return;
+	}
+	for (long long j = (long long)blockIdx.x * BLOCK + threadIdx.x; j < n;
+	     j += (long long)gridDim.x * BLOCK) {
+		const long long b = j % groups;
+		y[j] = real_of(sn_one(real_f(x[j]), __ldg(stats + 2 * b), __ldg(stats + 2 * b + 1),
+			w, bias, b, 0, 1, channels, spatial));
+	}
 }
 #else
 /* Grid (capped), grid-stride over every value: VEC adjacent values (of

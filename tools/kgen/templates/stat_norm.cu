@@ -212,6 +212,36 @@ static __device__ __forceinline__ float sn_one(float v, float mean, float rstd,
 #endif
 }
 
+#if !defined(VARIANT_warp)
+/* The apply passes' stream (capped grid, grid-stride): the nv vectors of
+ * x, UNROLL in flight BLOCK apart, each put through f(v, j) (j: the flat
+ * place of its first value) and stored to y. */
+template <class F>
+static __device__ __forceinline__ void sn_stream(const real *__restrict__ x,
+	real *__restrict__ y, long long nv, F f)
+{
+	const long long step = (long long)gridDim.x * BLOCK * UNROLL;
+	const sn_vec *xv = reinterpret_cast<const sn_vec *>(x);
+	sn_vec *yv = reinterpret_cast<sn_vec *>(y);
+
+	for (long long q = (long long)blockIdx.x * BLOCK * UNROLL + threadIdx.x; q < nv; q += step) {
+		sn_vec v[UNROLL];
+		const bool whole = q + (long long)(UNROLL - 1) * BLOCK < nv;
+
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			if (whole || q + u * BLOCK < nv)
+				v[u] = rv_ldcs(xv + q + u * BLOCK);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			if (whole || q + u * BLOCK < nv) {
+				f(v[u], (q + u * BLOCK) * VEC);
+				rv_stcs(yv + q + u * BLOCK, v[u]);
+			}
+	}
+}
+#endif
+
 #if defined(VARIANT_warp)
 /* Grid (cdiv(groups, BLOCK / 32)), outer 1: warp w of block k normalises
  * group k * BLOCK / 32 + w, its inner values side by side: sums of the
@@ -311,31 +341,14 @@ sn_cols_apply(const real *__restrict__ x, const real *__restrict__ w,
 	const long long n = outer * groups;
 
 	if (sn_vec_ok(x, groups) && sn_vec_ok(y, groups)) {
-		const long long nv = n / VEC;
-		const long long step = (long long)gridDim.x * BLOCK * UNROLL;
-		const sn_vec *xv = reinterpret_cast<const sn_vec *>(x);
-		sn_vec *yv = reinterpret_cast<sn_vec *>(y);
-
-		for (long long q = (long long)blockIdx.x * BLOCK * UNROLL + threadIdx.x; q < nv; q += step) {
-			sn_vec v[UNROLL];
-			const bool whole = q + (long long)(UNROLL - 1) * BLOCK < nv;
-
+		sn_stream(x, y, n / VEC, [&](sn_vec &v, long long j) {
+			const long long b0 = j % groups;
 #pragma unroll
-			for (int u = 0; u < UNROLL; u++)
-				if (whole || q + u * BLOCK < nv)
-					v[u] = rv_ldcs(xv + q + u * BLOCK);
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++)
-				if (whole || q + u * BLOCK < nv) {
-					const long long b0 = (q + u * BLOCK) * VEC % groups;
-#pragma unroll
-					for (int l = 0; l < VEC; l++)
-						v[u].set(l, sn_one(v[u].at(l), __ldg(stats + 2 * (b0 + l)),
-							__ldg(stats + 2 * (b0 + l) + 1), w, bias, b0 + l, 0, 1,
-							channels, spatial));
-					rv_stcs(yv + q + u * BLOCK, v[u]);
-				}
-		}
+			for (int l = 0; l < VEC; l++)
+				v.set(l, sn_one(v.at(l), __ldg(stats + 2 * (b0 + l)),
+					__ldg(stats + 2 * (b0 + l) + 1), w, bias, b0 + l, 0, 1,
+					channels, spatial));
+		});
 		return;
 	}
 	for (long long j = (long long)blockIdx.x * BLOCK + threadIdx.x; j < n;
@@ -357,32 +370,14 @@ sn_apply(const real *__restrict__ x, const real *__restrict__ w,
 	const long long n = outer * groups * inner;
 
 	if (sn_vec_ok(x, inner) && sn_vec_ok(y, inner)) {
-		const long long nv = n / VEC;
-		const long long step = (long long)gridDim.x * BLOCK * UNROLL;
-		const sn_vec *xv = reinterpret_cast<const sn_vec *>(x);
-		sn_vec *yv = reinterpret_cast<sn_vec *>(y);
-
-		for (long long q = (long long)blockIdx.x * BLOCK * UNROLL + threadIdx.x; q < nv; q += step) {
-			sn_vec v[UNROLL];
-			const bool whole = q + (long long)(UNROLL - 1) * BLOCK < nv;
-
+		sn_stream(x, y, n / VEC, [&](sn_vec &v, long long j) {
+			const long long b = j / inner % groups, i = j % inner;
+			const float mean = __ldg(stats + 2 * b), rstd = __ldg(stats + 2 * b + 1);
 #pragma unroll
-			for (int u = 0; u < UNROLL; u++)
-				if (whole || q + u * BLOCK < nv)
-					v[u] = rv_ldcs(xv + q + u * BLOCK);
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++)
-				if (whole || q + u * BLOCK < nv) {
-					const long long j = (q + u * BLOCK) * VEC;
-					const long long b = j / inner % groups, i = j % inner;
-					const float mean = __ldg(stats + 2 * b), rstd = __ldg(stats + 2 * b + 1);
-#pragma unroll
-					for (int l = 0; l < VEC; l++)
-						v[u].set(l, sn_one(v[u].at(l), mean, rstd, w, bias, b, i + l,
-							inner, channels, spatial));
-					rv_stcs(yv + q + u * BLOCK, v[u]);
-				}
-		}
+			for (int l = 0; l < VEC; l++)
+				v.set(l, sn_one(v.at(l), mean, rstd, w, bias, b, i + l, inner, channels,
+					spatial));
+		});
 		return;
 	}
 	for (long long j = (long long)blockIdx.x * BLOCK + threadIdx.x; j < n;

@@ -8,8 +8,8 @@
 #include "util.h"
 
 /* The .nv.info attribute records (format byte, attribute byte, then by
- * format: nothing, one byte padded to two, two bytes, or a 16-bit size and
- * that many bytes), as the CUDA driver reads them. */
+ * format: nothing padded to two bytes, one byte padded to two, two bytes,
+ * or a 16-bit size and that many bytes), as the CUDA driver reads them. */
 enum {
 	EIFMT_NVAL = 1,
 	EIFMT_BVAL = 2,
@@ -148,9 +148,9 @@ cubin_params(const struct cubin *c, const char *kernel, size_t *sizes, int max)
 		while (end - p >= 2) {
 			unsigned fmt = p[0], attr = p[1];
 			size_t vlen;
-			if (fmt == EIFMT_NVAL)
-				vlen = 0;
-			else if (fmt == EIFMT_BVAL || fmt == EIFMT_HVAL)
+			/* a record of no value (setmaxnreg's, for one) is
+			 * padded to 4 bytes as the others */
+			if (fmt == EIFMT_NVAL || fmt == EIFMT_BVAL || fmt == EIFMT_HVAL)
 				vlen = 2;
 			else if (fmt == EIFMT_SVAL && end - p >= 4)
 				vlen = 2 + (size_t)(p[2] | p[3] << 8);

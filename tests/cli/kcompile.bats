@@ -304,6 +304,11 @@ SCALE_PLAN='{"launches":[{"kernel":"scale_grid","grid":["min(cdiv(n, BLOCK), 102
 	# x, y, n, m, a, d, c: pointers and long long 8 bytes, int and float 4, char 1
 	[ "$(jq -c '.compile.kernels.k.params' out.jsonl)" = '[8,8,8,4,4,8,1]' ]
 	[ "$(jq -c '.compile.reference.kernels.scale_ref.params' out.jsonl)" = '[8,8,8]' ]
+	# a kernel that trades registers between warpgroups (setmaxnreg) has a
+	# record of no value among its attributes: its parameters still read
+	candidate regs.cu '{}' '{"launches":[{"kernel":"k","grid":[1],"block":[256],
+		"args":["x","y","i64:n"]}]}' | kcompile >regs.jsonl
+	[ "$(jq -c '.compile.kernels.k.params' regs.jsonl)" = '[8,8,8]' ]
 	# zero-initialised and initialised sections, every variable named, static too
 	jq -c '.compile.state' out.jsonl
 	[ "$(jq -c '[.compile.state[] | {section, objects: [.objects[].name] | sort}] | sort_by(.section)' out.jsonl)" = \

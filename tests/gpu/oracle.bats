@@ -110,6 +110,40 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	jq -se 'all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-6)' out.jsonl
 }
 
+@test "flash attention (attention's flash: the scores kept on chip, one pass over the keys against a running maximum) is correct against the oracle, causal at sizes no tile divides and long (47 steps of 64 keys, a head dimension of two k-tiles); O not rescaled as the maximum grows, or the last step of keys left out, is incorrect, at the benchmark size where the check sizes take one step" {
+	moves='[{id: "a", moves: [{family: "attention", variant: "flash", set: {WGS: 2, TILE_N: 128, STAGES: 2}}]},
+		{id: "b", moves: [{family: "attention", variant: "flash", set: {WGS: 1, TILE_N: 128, STAGES: 3}}]},
+		{id: "c", moves: [{family: "attention", variant: "flash", set: {WGS: 2, TILE_N: 128, STAGES: 3}}]},
+		{id: "d", moves: [{family: "attention", variant: "flash", set: {WGS: 1, TILE_N: 128, STAGES: 2}}]}]'
+	for t in attention_causal attention_long; do
+		ktask --state "$I/$t" | jq -c ".memory.strategies = $moves" | kgen -k 5 |
+			jq -c 'select(.candidate.variant == "flash")'
+	done >good.jsonl
+	# the family's start (flash at its defaults, a's) and the moves: all
+	# four on the causal problem; on the long one, c's three stages of two
+	# k-tiles do not fit shared memory
+	n=$(jq -s 'map(.candidate.id) | unique | length' good.jsonl)
+	[ "$n" -ge 7 ] && [ "$n" -eq "$(wc -l <good.jsonl)" ]
+	jq -e '.params.kv_len > 64 * 40 and .params.head_dim > 64 and all(.check_params[]; .kv_len <= 64)' \
+		"$I/attention_long/task.json"
+	long=$(jq -c 'select(.task.id == "attention_long")' good.jsonl | head -1)
+	{
+		cat good.jsonl
+		jq -c '.candidate.source |= sub("fmaf\\(o\\[32 \\* h \\+ i\\], corr\\[\\(i >> 1\\) & 1\\], part\\[i\\]\\)"; "o[32 * h + i] + part[i]")
+			| .candidate.id += "-norescale"' <<<"$long"
+		jq -c '.candidate.source |= sub("CDIV\\(m0 \\+ TILE_M, FA_KV\\)\\) : kvt;"; "CDIV(m0 + TILE_M, FA_KV)) : kvt - (kvt > 1);")
+			| .candidate.id += "-laststep"' <<<"$long"
+	} | kcompile >c.jsonl
+	jq -se --argjson n "$n" 'length == $n + 2 and (map(.candidate.source) | unique | length) == 4' c.jsonl
+	kbench -q <c.jsonl >out.jsonl
+	jq -c '{t: .task.id, id: .candidate.id[-10:], d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2,
+		us: .bench.time_us.median, eager: .bench.oracle.eager_us, why: .bench.reason}' out.jsonl >&3
+	jq -se --argjson n "$n" 'map(select(.candidate.id | test("-norescale|-laststep") | not)) |
+		length == $n and all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-6)' out.jsonl
+	jq -se 'map(select(.candidate.id | test("-norescale|-laststep"))) |
+		length == 2 and all(.[]; .bench.status == "incorrect")' out.jsonl
+}
+
 @test "the mha family: six configurations each, a causal block (a tril buffer mask; the scores' product asks more shared memory than the output's, which kbench must allow both), an unmasked one of odd heads and a ReLU one without projection, correct against the oracle" {
 	for t in mha_causal mha_heads mha_relu; do
 		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 6
@@ -117,6 +151,36 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	jq -c '{t: .task.id, d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2, why: .bench.reason}' out.jsonl >&3
 	[ "$(jq -s 'map(.candidate.id) | unique | length' out.jsonl)" -eq 18 ]
 	jq -se 'all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-5)' out.jsonl
+}
+
+@test "mha's flash variants (the linears around attn_flash; relu's unnormalised, under mha_relu's bound) are correct against the oracle on a causal block, an unmasked one of odd heads, a ReLU one and a long one; the ReLU block with its mask dropped is incorrect" {
+	moves='[{id: "a", moves: [{family: "mha", variant: "flash", set: {}}]},
+		{id: "b", moves: [{family: "mha", variant: "flash", set: {WGS: 1, FSTAGES: 3}}]},
+		{id: "c", moves: [{family: "mha", variant: "heads_flash", set: {}}]},
+		{id: "d", moves: [{family: "mha", variant: "heads_flash", set: {WGS: 1, FSTAGES: 3}}]}]'
+	for t in mha_causal mha_heads mha_relu mha_long; do
+		ktask --state "$I/$t" | jq -c ".memory.strategies = $moves" | kgen -k 3 |
+			jq -c 'select(.candidate.variant | endswith("flash"))'
+	done >good.jsonl
+	# the start (flash or heads_flash at the defaults, a's or c's), b or d
+	# and a neighbour: flash where the block has its projection,
+	# heads_flash where not; mha_long takes six steps of keys through
+	# attn_flash's ring of FSTAGES, apart from the products' STAGES
+	n=$(jq -s 'map(.candidate.id) | unique | length' good.jsonl)
+	[ "$n" -eq "$(wc -l <good.jsonl)" ]
+	jq -se 'group_by(.task.id) | length == 4 and all(.[]; length >= 2)' good.jsonl
+	jq -se 'map(select(.task.id == "mha_long")) | any(.[]; .candidate.defines | .STAGES != .FSTAGES)' good.jsonl
+	{
+		cat good.jsonl
+		jq -c 'select(.task.id == "mha_relu") | .candidate.source |= sub("#define CAUSAL \\(1\\)"; "#define CAUSAL (0)")
+			| .candidate.id += "-unmasked"' good.jsonl | head -1
+	} | kcompile >c.jsonl
+	kbench -q <c.jsonl >out.jsonl
+	jq -c '{t: .task.id, v: .candidate.variant, d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2,
+		why: .bench.reason}' out.jsonl >&3
+	jq -se --argjson n "$n" 'map(select(.candidate.id | endswith("-unmasked") | not)) |
+		length == $n and all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-5)' out.jsonl
+	jq -se 'map(select(.candidate.id | endswith("-unmasked"))) | length == 1 and .[0].bench.status == "incorrect"' out.jsonl
 }
 
 @test "bool masks and broadcast inputs: masked scans (row and column walks, f32 and f16) and global_reduce's row weights and column labels, eight configurations each, correct against the oracle; a scan that ignores its mask is incorrect" {

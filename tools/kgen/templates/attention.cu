@@ -1,5 +1,7 @@
 /* attention.cu: the attention family's kernels (docs/templates.md),
- * variant wg. O[b] = softmax(scale Q[b] K[b]^T, masked) V[b] for each of
+ * variants wg and flash (attn_flash, at the end of the file, which the
+ * mha family's flash variants use too). O[b] = softmax(scale Q[b] K[b]^T,
+ * masked) V[b] for each of
  * the batch's matrices: Q q_len x head_dim, K kv_len x head_dim, V kv_len
  * x v_dim, O q_len x v_dim, all row-major; causal masks key j from query i
  * where j > i (PyTorch's is_causal, the mask's diagonal at the top left).
@@ -7,7 +9,7 @@
  * MMA, through the gemm family's wg machinery (wg.cuh; gemm_wg.cu's top
  * says how it works and how accurate it is).
  *
- * The scores are written out, not kept on chip as flash attention does:
+ * In wg the scores are written out, not kept on chip as flash does:
  * a flash kernel holds a block's rows of O in registers across the whole
  * pass over the keys, and a warpgroup's registers hold 64 rows of at most
  * 256 columns, so a head dimension past that makes it compute the scores
@@ -55,18 +57,19 @@ attn_absmax(const float *__restrict__ q, long long nq, const float *__restrict__
 /* Grid (G, 3) as attn_absmax's, 256 threads: block row o splits Q (o 0,
  * rows q_len), K (1, rows kv_len) or V (2, kv_len x v_dim, keys by columns
  * of O, transposed), mats matrices each, into the tiled planes at wq, wk
- * or wv, with its scale from slot 0 or 1 of sqk or slot 0 of spv. */
+ * or wv, with its scale from slot 0 or 1 of sqk or slot 0 of spv; K in
+ * tiles of ktr keys (wg's TILE_N, flash's FA_KV). */
 extern "C" __global__ void __launch_bounds__(256)
 attn_split(const float *__restrict__ q, const float *__restrict__ k,
 	const float *__restrict__ v, long long mats, long long q_len, long long kv_len,
 	long long head_dim, long long v_dim, unsigned short *__restrict__ wq,
 	unsigned short *__restrict__ wk, unsigned short *__restrict__ wv,
-	int *__restrict__ sqk, int *__restrict__ spv)
+	int *__restrict__ sqk, int *__restrict__ spv, int ktr)
 {
 	if (blockIdx.y == 0)
 		wg_split(q, mats, q_len, head_dim, wq, sqk, 0, TILE_M, false);
 	else if (blockIdx.y == 1)
-		wg_split(k, mats, kv_len, head_dim, wk, sqk, 1, TILE_N, false);
+		wg_split(k, mats, kv_len, head_dim, wk, sqk, 1, ktr, false);
 	else
 		wg_split(v, mats, v_dim, kv_len, wv, spv, 0, TILE_N, true);
 }
@@ -296,3 +299,342 @@ struct attn_relu_op {
 			v[j] = v[j] < 0.0f ? 0.0f : v[j];
 	}
 };
+
+/* ---- flash (variant flash): the scores kept on chip ----
+ *
+ * attn_flash computes a block's TILE_M rows of O in one pass over the
+ * keys, FA_KV at a step, as flash attention does: a consumer warpgroup's
+ * 64 rows of S = Q K^T for the step (3xFP16, both operands' planes in
+ * shared memory), scaled, masked and exponentiated against the rows'
+ * running maximum (O and the running sum rescaled where it grows), the
+ * probabilities times 2^P_EXP split into fp16 hi and lo pieces in the
+ * registers that held S (wgmma's A operand from registers: the
+ * accumulators of two columns of 8 are an A fragment's k of 16, as for
+ * mma.sync), and O += P V in 3xFP16 against V's planes. The producer warp
+ * brings the block's Q planes once and each step's K planes (tiles of
+ * FA_KV keys, every k-tile of the head dimension) and V planes (the
+ * step's keys as one k-tile of the output's product, all of O's TILE_N
+ * columns) into a ring of stages. Neither the scores nor the
+ * probabilities leave the multiprocessor: the passes are Q, K and V's
+ * scale and split and O's one write. O's columns are one tile (v_dim at
+ * most TILE_N) and the S accumulators a step are 32, so a consumer thread
+ * holds TILE_N / 2 + 32 accumulators and 16 registers of pieces. */
+
+#ifndef FA_RELU
+#define FA_RELU 0 /* relu(scale S) V, unnormalised, for mha's act relu (mha.cuh) */
+#endif
+#ifndef FSTAGES
+#define FSTAGES STAGES /* attn_flash's ring: mha's FSTAGES, apart from its products' STAGES */
+#endif
+#define FA_KV 64                             /* keys a step */
+#define FA_K_BYTES (2 * FA_KV * WG_K * 2)    /* a step's K planes, a k-tile of the head dimension */
+/* The block: WGS consumer warpgroups and a producer warpgroup, whose
+ * first thread issues the bulk copies; the producer gives its registers
+ * back (FA_PREG) and the consumers take them (FA_CREG: at WGS 2 and
+ * TILE_N 128, 168 each spilled 192 bytes) */
+#define FA_THREADS (128 * WGS + 128)
+#define FA_PREG 24
+#define FA_CREG (WGS == 1 ? 240 : 232)
+#define FA_HK 2 /* k-tiles of the head dimension at most (128): the scores' loop unrolled */
+
+/* 64 x 64 (+)= A B^T, A 64 x 16 and B 64 x 16 k-major in shared memory:
+ * the scores of a step (32 accumulators, wg_mma's layout at TILE_N 64). */
+static __device__ __forceinline__ void fa_mma_s(float (&d)[32],
+	unsigned long long a, unsigned long long b, int acc)
+{
+	asm volatile("{\n\t.reg .pred p;\n\t"
+		"setp.ne.b32 p, %34, 0;\n\t"
+		"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+		"{" WG_R0 "}, %32, %33, p, 1, 1, 0, 0;\n\t}"
+		: WG_O0 : "l"(a), "l"(b), "r"(acc));
+}
+
+/* part (+)= P V for a 64 x 16 P in registers (a: an A fragment, 8 fp16
+ * as mma.sync's m16n8k16 A, warp w of the warpgroup at rows 16 w) and 64
+ * columns of V, 64 x 16 k-major in shared memory (descriptor b); part is
+ * overwritten when acc is 0. */
+static __device__ __forceinline__ void fa_mma_o(float (&d)[32],
+	const unsigned (&a)[4], unsigned long long b, int acc)
+{
+	asm volatile("{\n\t.reg .pred p;\n\t"
+		"setp.ne.b32 p, %37, 0;\n\t"
+		"wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+		"{" WG_R0 "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n\t}"
+		: WG_O0 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc));
+}
+
+/* Keeps every write of the accumulators d before this point and every
+ * read after it: around the products that own them. */
+template <int N>
+static __device__ __forceinline__ void fa_hold(float (&d)[N])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		asm volatile("" : "+f"(d[i]) :: "memory");
+}
+
+/* Waits for this warpgroup's products; the accumulators d are theirs
+ * until here. */
+template <int N>
+static __device__ __forceinline__ void fa_wait(float (&d)[N])
+{
+	asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+	fa_hold(d);
+}
+
+/* Two fp16 (a lower k, b the next) as one register of an A fragment. */
+static __device__ __forceinline__ unsigned fa_pack(unsigned short a, unsigned short b)
+{
+	return a | (unsigned)b << 16;
+}
+
+/* O = softmax(scale Q K^T, masked) V for block row blockIdx.x of matrix
+ * blockIdx.y, from the tiled planes of Q (wq: tiles of TILE_M rows), K
+ * (wk: tiles of FA_KV keys) and V (wv: one tile of TILE_N columns,
+ * k-tiles of keys) and their scale exponents (sqk slots 0 and 1, spv slot
+ * 0); M queries, N keys, d the head dimension, dv the values'. O's rows
+ * are ld apart, matrix z at (z / heads) M ld + (z % heads) dv (as
+ * attn_product's). */
+extern "C" __global__ void __launch_bounds__(FA_THREADS, 1)
+attn_flash(float *__restrict__ O, long long M, long long N, long long d, long long dv,
+	const unsigned short *__restrict__ wq, const unsigned short *__restrict__ wk,
+	const unsigned short *__restrict__ wv, const int *__restrict__ sqk,
+	const int *__restrict__ spv, long long heads, long long ld)
+{
+	extern __shared__ __align__(1024) unsigned char fa_smem[];
+	__shared__ __align__(8) unsigned long long qbar, full[FSTAGES], empty[FSTAGES];
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = warp / 4;
+	const long long bz = blockIdx.y, m0 = (long long)blockIdx.x * TILE_M;
+	const int hk = (int)CDIV(d, WG_K), kvt = (int)CDIV(N, FA_KV);
+	/* a causal block's last step holds its last row's key */
+	const int steps = CAUSAL ? (int)min((long long)kvt, CDIV(m0 + TILE_M, FA_KV)) : kvt;
+	const int nst = min(FSTAGES, steps);
+	const unsigned sbytes = hk * FA_K_BYTES + B_BYTES;
+	const unsigned qs = (smem_addr(fa_smem) + 1023) & ~1023u, ring = qs + hk * A_BYTES;
+	const unsigned qb = smem_addr(&qbar), fb = smem_addr(full), eb = smem_addr(empty);
+
+	if (tid == 0) {
+		bar_init(qb, 1);
+		for (int s = 0; s < nst; s++) {
+			bar_init(fb + 8 * s, 1);
+			bar_init(eb + 8 * s, 4 * WGS);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+	}
+	__syncthreads();
+	if (warp >= 4 * WGS) {
+		/* the producer warpgroup: its first thread issues the copies */
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(FA_PREG) : "memory");
+		if (warp > 4 * WGS || lane != 0)
+			return;
+		const unsigned char *gq = reinterpret_cast<const unsigned char *>(wq) +
+			(bz * CDIV(M, TILE_M) + blockIdx.x) * hk * (long long)A_BYTES;
+		const unsigned char *gk = reinterpret_cast<const unsigned char *>(wk) +
+			bz * kvt * hk * (long long)FA_K_BYTES;
+		const unsigned char *gv = reinterpret_cast<const unsigned char *>(wv) +
+			bz * kvt * (long long)B_BYTES;
+
+		bar_expect(qb, hk * A_BYTES);
+		for (int kt = 0; kt < hk; kt++)
+			bulk_load(qs + kt * A_BYTES, gq + (long long)kt * A_BYTES, A_BYTES, qb);
+		for (int t = 0, s = 0, ph = 0; t < steps; t++) {
+			const unsigned st = ring + s * sbytes, bar = fb + 8 * s;
+
+			if (t >= nst)
+				bar_wait(eb + 8 * s, ph ^ 1);
+			bar_expect(bar, sbytes);
+			bulk_load(st, gk + (long long)t * hk * FA_K_BYTES, hk * FA_K_BYTES, bar);
+			bulk_load(st + hk * FA_K_BYTES, gv + (long long)t * B_BYTES, B_BYTES, bar);
+			if (++s == nst)
+				s = 0, ph ^= 1;
+		}
+		return;
+	}
+
+	/* a consumer warpgroup: rows 64 g of the block; this thread's rows r
+	 * and r + 8, its columns of a step c + 8 j and c + 8 j + 1 */
+	int r, c;
+
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(FA_CREG) : "memory");
+	wg_origin(&r, &c);
+	const long long row0 = m0 + r;
+	/* the scores in powers of two, the planes' scales taken out */
+#if FA_RELU
+	/* relu's values are unbounded: times 2^E for mha_relu's bound of
+	 * them, under 2^14 (mha.cu) */
+	const float sc = scalbnf(attn_scale(d), -(sqk[0] + sqk[1]));
+	const int E = min(max(13 - ilogbf(attn_scale(d) * (float)d) - 28 + 2 * sqk[0], -100), 200);
+#else
+	const float sc = scalbnf(attn_scale(d) * 1.4426950408889634f, -(sqk[0] + sqk[1]));
+	const int E = P_EXP;
+#endif
+	float o[NACC], m[2] = {ATT_NEG_INF, ATT_NEG_INF}, l[2] = {0.0f, 0.0f}, pe1, pe2;
+
+	h3_factors(E, &pe1, &pe2);
+
+#pragma unroll
+	for (int i = 0; i < NACC; i++)
+		o[i] = 0.0f;
+	bar_wait(qb, 0);
+	for (int t = 0, s = 0, ph = 0; t < steps; t++) {
+		const unsigned st = ring + s * sbytes;
+		float sv[32];
+
+		bar_wait(fb + 8 * s, ph);
+		/* defined here, so that they are not live across the step */
+#pragma unroll
+		for (int i = 0; i < 32; i++)
+			sv[i] = 0.0f;
+		fa_hold(sv);
+		/* Q's address anew each step, so that its descriptors are not
+		 * kept in registers across the loop */
+		unsigned qa;
+
+		asm volatile("mov.b32 %0, %1;" : "=r"(qa) : "r"(qs));
+		wg_fence();
+#pragma unroll
+		for (int kt = 0; kt < FA_HK; kt++) {
+			if (kt >= hk)
+				break;
+#pragma unroll
+			for (int kk = 0; kk < WG_K / 16; kk++) {
+				/* the planes' zeros past the head dimension: not multiplied */
+				if (kk > 0 && kt * WG_K + kk * 16 >= d)
+					break;
+				const unsigned a0 = qa + kt * A_BYTES + g * 64 * 128 + kk * 32;
+				const unsigned b0 = st + kt * FA_K_BYTES + kk * 32;
+				const unsigned long long ah = wg_desc(a0), al = wg_desc(a0 + TILE_M * 128);
+				const unsigned long long bh = wg_desc(b0), bl = wg_desc(b0 + FA_KV * 128);
+
+				fa_mma_s(sv, al, bh, kt > 0 || kk > 0);
+				fa_mma_s(sv, ah, bl, 1);
+				fa_mma_s(sv, ah, bh, 1);
+			}
+		}
+		wg_commit();
+		fa_wait(sv);
+
+		/* scale and mask; each row's maximum over the step (the quad of
+		 * lanes that holds a row shares it) */
+		float mx[2] = {ATT_NEG_INF, ATT_NEG_INF}, x[32];
+		/* the step's keys: a column at or past kn is past the last key,
+		 * one past lq[h] after the query of row r + 8 h */
+		const long long k0 = (long long)t * FA_KV;
+		const int kn = (int)min((long long)FA_KV, N - k0);
+		const int lq[2] = {(int)max(-1LL, min(row0 - k0, (long long)FA_KV)),
+			(int)max(-1LL, min(row0 + 8 - k0, (long long)FA_KV))};
+#pragma unroll
+		for (int j = 0; j < 8; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int col = 8 * j + c + (e & 1);
+				float v = sv[4 * j + e] * sc;
+
+				if (col >= kn || (CAUSAL && col > lq[e >> 1]))
+					v = ATT_NEG_INF;
+				x[4 * j + e] = v;
+				mx[e >> 1] = fmaxf(mx[e >> 1], v);
+			}
+		float corr[2] = {1.0f, 1.0f};
+#pragma unroll
+		for (int h = 0; h < 2 && !FA_RELU; h++) {
+			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+			const float mn = fmaxf(m[h], mx[h]);
+
+			/* a row that has seen only masked keys keeps m -inf, l 0, O 0 */
+			corr[h] = mn == ATT_NEG_INF ? 1.0f : exp2f(m[h] - mn);
+			m[h] = mn;
+			l[h] *= corr[h];
+		}
+
+		/* the probabilities, times 2^P_EXP, as A fragments of fp16 pieces */
+		unsigned ph_[4][4], pl_[4][4];
+#pragma unroll
+		for (int cc = 0; cc < 4; cc++)
+#pragma unroll
+			for (int u = 0; u < 4; u++) {
+				unsigned short hi[2], lo[2];
+
+#pragma unroll
+				for (int b = 0; b < 2; b++) {
+					const int i = 8 * cc + 2 * u + b, h = (i >> 1) & 1;
+#if FA_RELU
+					/* relu, NaN kept as PyTorch's; the masked keys' -inf 0 */
+					const float p = x[i] < 0.0f ? 0.0f : x[i];
+#else
+					const float p = m[h] == ATT_NEG_INF ? 0.0f : exp2f(x[i] - m[h]);
+
+					l[h] += p;
+#endif
+					h3_pieces(p * pe1 * pe2, &hi[b], &lo[b]);
+				}
+				ph_[cc][u] = fa_pack(hi[0], hi[1]);
+				pl_[cc][u] = fa_pack(lo[0], lo[1]);
+			}
+
+		/* O = corr O + P V, 64 of O's columns at a time: the step's keys
+		 * are one k-tile of V's planes; its product is summed apart, in
+		 * fresh accumulators, and joins O in fp32 (wgmma's accumulation
+		 * over every step measured 20 times the error of the split) */
+#pragma unroll
+		for (int h = 0; h < TILE_N / 64; h++) {
+			float part[32];
+
+			if (h > 0 && h * 64 >= dv)
+				break; /* V's zero columns past its last */
+
+#pragma unroll
+			for (int i = 0; i < 32; i++)
+				part[i] = 0.0f;
+			fa_hold(part);
+			wg_fence();
+#pragma unroll
+			for (int cc = 0; cc < 4; cc++) {
+				const unsigned b0 = st + hk * FA_K_BYTES + h * 64 * 128 + cc * 32;
+				const unsigned long long bh = wg_desc(b0), bl = wg_desc(b0 + TILE_N * 128);
+
+				fa_mma_o(part, pl_[cc], bh, cc > 0);
+				fa_mma_o(part, ph_[cc], bl, 1);
+				fa_mma_o(part, ph_[cc], bh, 1);
+			}
+			wg_commit();
+			fa_wait(part);
+#pragma unroll
+			for (int i = 0; i < 32; i++)
+				o[32 * h + i] = fmaf(o[32 * h + i], corr[(i >> 1) & 1], part[i]);
+		}
+		__syncwarp();
+		if (lane == 0)
+			bar_arrive(eb + 8 * s);
+		if (++s == nst)
+			s = 0, ph ^= 1;
+	}
+
+	/* each row's sum over its quad (softmax); O out of the planes' and
+	 * the probabilities' scales */
+	const int sh = -(E + spv[0]);
+
+	O += bz / heads * M * ld + bz % heads * dv;
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		const long long row = row0 + 8 * h;
+		float sum = l[h];
+
+		sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+		sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+		if (row >= M)
+			continue;
+		const float inv = FA_RELU ? 1.0f : 1.0f / sum;
+		float *orow = O + row * ld;
+#pragma unroll
+		for (int j = 0; j < TILE_N / 8; j++) {
+			const long long col = 8 * j + c;
+
+			if (col < dv)
+				orow[col] = scalbnf(o[4 * j + 2 * h] * inv, sh);
+			if (col + 1 < dv)
+				orow[col + 1] = scalbnf(o[4 * j + 2 * h + 1] * inv, sh);
+		}
+	}
+}

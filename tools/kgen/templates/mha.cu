@@ -1,4 +1,5 @@
-/* mha.cu: the mha family's own kernels (docs/templates.md), variant wg.
+/* mha.cu: the mha family's own kernels (docs/templates.md), variants wg,
+ * heads, flash and heads_flash.
  * Multi-head self-attention as minGPT writes it: x (batch x seq x embd,
  * embd = heads x head_dim) through one linear to Q, K and V side by side
  * (qkv, seq rows of 3 embd a matrix of the batch), each head's
@@ -9,7 +10,9 @@
  * plan's first ten launches). fp32-accurate throughout: both linears are the gemm family's
  * wg kernels (gemm_wg.cu, with mha.cuh's choices), the attention the
  * attention family's (attention.cu), all in 3xFP16 split precision on
- * warpgroup MMA.
+ * warpgroup MMA. Variants flash and heads_flash put attention.cu's
+ * attn_flash between the linears in place of the two products and the
+ * softmax or relu (the scores never written; mha.cuh picks relu's).
  *
  * The heads are never copied out: mha_split reads each head's Q, K and V
  * where the first linear wrote them, as strided views of qkv (wg.cuh's
@@ -42,12 +45,13 @@ mha_absmax(const float *__restrict__ qkv, long long n, int *__restrict__ sqk,
 /* Grid (G, 3) as mha_absmax's, 256 threads: block row o splits the heads'
  * Q (o 0), K (1) or V (2, transposed: keys by columns of O) out of qkv
  * (batch matrices of seq rows of 3 heads head_dim), batch heads matrices
- * each, into the planes wq, wk and wv as attn_split does. */
+ * each, into the planes wq, wk and wv as attn_split does (K in tiles of
+ * ktr keys: TILE_N for attn_product, FA_KV for attn_flash). */
 extern "C" __global__ void __launch_bounds__(256)
 mha_split(const float *__restrict__ qkv, long long batch, long long seq,
 	long long heads, long long head_dim, unsigned short *__restrict__ wq,
 	unsigned short *__restrict__ wk, unsigned short *__restrict__ wv,
-	int *__restrict__ sqk, int *__restrict__ spv)
+	int *__restrict__ sqk, int *__restrict__ spv, int ktr)
 {
 	const long long embd = heads * head_dim, mats = batch * heads;
 	const wg_view w = { heads, seq * 3 * embd, head_dim, 3 * embd };
@@ -55,7 +59,7 @@ mha_split(const float *__restrict__ qkv, long long batch, long long seq,
 	if (blockIdx.y == 0)
 		wg_split_view(qkv, w, mats, seq, head_dim, wq, sqk, 0, TILE_M, false);
 	else if (blockIdx.y == 1)
-		wg_split_view(qkv + embd, w, mats, seq, head_dim, wk, sqk, 1, TILE_N, false);
+		wg_split_view(qkv + embd, w, mats, seq, head_dim, wk, sqk, 1, ktr, false);
 	else
 		wg_split_view(qkv + 2 * embd, w, mats, head_dim, seq, wv, spv, 0, TILE_N, true);
 }

@@ -15,3 +15,10 @@ static __device__ __forceinline__ float gemm_epilogue(float v)
 {
 	return v;
 }
+
+/* attention.cu's attn_flash by the spec's act: relu(scale S) V, or the
+ * softmax's */
+#define MHA_ACT_{{act}} 1
+#ifdef MHA_ACT_relu
+#define FA_RELU 1
+#endif

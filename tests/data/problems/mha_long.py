@@ -1,0 +1,51 @@
+# A problem file of our own, in KernelBench's form: minGPT's causal
+# self-attention with its output projection (the form of KernelBench level
+# 3's 43) over a sequence of many steps of keys: 333 positions (six steps
+# of 64 for attn_flash, several stages of its ring in turn) of an
+# embedding of 120 in 3 heads of 40, for the mha family. The causal mask
+# is a buffer of the module, larger than the sequence and sliced to it.
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Masked multi-head self-attention and a projection, minGPT's way."""
+    def __init__(self, n_embd, n_head, max_seqlen):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.register_buffer("bias", torch.tril(torch.ones(max_seqlen, max_seqlen))
+                             .view(1, 1, max_seqlen, max_seqlen))
+        self.n_head = n_head
+        self.n_embd = n_embd
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))
+        att = F.softmax(att, dim=-1)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+batch_size = 2
+max_seqlen = 400
+seq_len = 333
+n_embd = 120
+n_head = 3
+
+
+def get_inputs():
+    return [torch.rand(batch_size, seq_len, n_embd)]
+
+
+def get_init_inputs():
+    return [n_embd, n_head, max_seqlen]

@@ -310,15 +310,16 @@ struct attn_relu_op {
  * probabilities times 2^P_EXP split into fp16 hi and lo pieces in the
  * registers that held S (wgmma's A operand from registers: the
  * accumulators of two columns of 8 are an A fragment's k of 16, as for
- * mma.sync), and O += P V in 3xFP16 against V's planes. The producer warp
- * brings the block's Q planes once and each step's K planes (tiles of
- * FA_KV keys, every k-tile of the head dimension) and V planes (the
- * step's keys as one k-tile of the output's product, all of O's TILE_N
- * columns) into a ring of stages. Neither the scores nor the
+ * mma.sync), and O += P V in 3xFP16 against V's planes, each step's
+ * product summed apart and joined to O in fp32. The producer
+ * warpgroup's first thread brings the block's Q planes once and each
+ * step's K planes (tiles of FA_KV keys, every k-tile of the head
+ * dimension) and V planes (the step's keys as one k-tile of the output's
+ * product, all of O's TILE_N columns) into a ring of FSTAGES stages. Neither the scores nor the
  * probabilities leave the multiprocessor: the passes are Q, K and V's
  * scale and split and O's one write. O's columns are one tile (v_dim at
  * most TILE_N) and the S accumulators a step are 32, so a consumer thread
- * holds TILE_N / 2 + 32 accumulators and 16 registers of pieces. */
+ * holds TILE_N / 2 + 32 accumulators and 32 registers of pieces. */
 
 #ifndef FA_RELU
 #define FA_RELU 0 /* relu(scale S) V, unnormalised, for mha's act relu (mha.cuh) */

@@ -175,6 +175,8 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 		jq -c 'select(.task.id == "mha_relu") | .candidate.source |= sub("#define CAUSAL \\(1\\)"; "#define CAUSAL (0)")
 			| .candidate.id += "-unmasked"' good.jsonl | head -1
 	} | kcompile >c.jsonl
+	# the twin's source is its own (the sub matched)
+	jq -se 'map(select(.task.id == "mha_relu") | .candidate.source) | unique | length == 2' c.jsonl
 	kbench -q <c.jsonl >out.jsonl
 	jq -c '{t: .task.id, v: .candidate.variant, d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2,
 		why: .bench.reason}' out.jsonl >&3

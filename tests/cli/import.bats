@@ -197,6 +197,12 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	# a batch of more matrices than a grid has rows is refused with the reason, not launched
 	run -0 bash -c "ktask --state '$O/attention_scaled' | jq -c '.task.spec.batch = \"70000\"' | kgen -k 1 2>&1 >/dev/null"
 	[[ $output == *'no variant of family attention serves it: wg: {{batch}} = 70000 is above 65535: a block row per matrix'* ]]
+	# the family starts at flash where the head and value dimensions are at
+	# most 128 (one tile of O's columns), else at wg, which writes the scores out
+	ktask --state "$O/attention_causal" | kgen -k 1 | jq -e '.candidate.variant == "flash"
+		and (.candidate.launch.launches | map(.kernel)) == ["attn_absmax", "attn_split", "attn_flash"]'
+	ktask --state "$O/attention_scaled" | jq -e '.task.params.v_dim > 128'
+	ktask --state "$O/attention_scaled" | kgen -k 1 | jq -e '.candidate.variant == "wg"'
 }
 
 @test "multi-head self-attention with its linears is mha: a causal mask buffer is kept as tril and read as causal; softmax or relu, with or without the output projection; the blocks compile through the stages" {

@@ -364,25 +364,6 @@ static __device__ __forceinline__ void fa_mma_o(float (&d)[32],
 		: WG_O0 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(acc));
 }
 
-/* Keeps every write of the accumulators d before this point and every
- * read after it: around the products that own them. */
-template <int N>
-static __device__ __forceinline__ void fa_hold(float (&d)[N])
-{
-#pragma unroll
-	for (int i = 0; i < N; i++)
-		asm volatile("" : "+f"(d[i]) :: "memory");
-}
-
-/* Waits for this warpgroup's products; the accumulators d are theirs
- * until here. */
-template <int N>
-static __device__ __forceinline__ void fa_wait(float (&d)[N])
-{
-	asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-	fa_hold(d);
-}
-
 /* Two fp16 (a lower k, b the next) as one register of an A fragment. */
 static __device__ __forceinline__ unsigned fa_pack(unsigned short a, unsigned short b)
 {
@@ -486,7 +467,7 @@ attn_flash(float *__restrict__ O, long long M, long long N, long long d, long lo
 #pragma unroll
 		for (int i = 0; i < 32; i++)
 			sv[i] = 0.0f;
-		fa_hold(sv);
+		wg_hold(sv);
 		/* Q's address anew each step, so that its descriptors are not
 		 * kept in registers across the loop */
 		unsigned qa;
@@ -513,7 +494,7 @@ attn_flash(float *__restrict__ O, long long M, long long N, long long d, long lo
 			}
 		}
 		wg_commit();
-		fa_wait(sv);
+		wg_wait<0>(sv);
 
 		/* scale and mask; each row's maximum over the step (the quad of
 		 * lanes that holds a row shares it) */
@@ -588,7 +569,7 @@ attn_flash(float *__restrict__ O, long long M, long long N, long long d, long lo
 #pragma unroll
 			for (int i = 0; i < 32; i++)
 				part[i] = 0.0f;
-			fa_hold(part);
+			wg_hold(part);
 			wg_fence();
 #pragma unroll
 			for (int cc = 0; cc < 4; cc++) {
@@ -600,7 +581,7 @@ attn_flash(float *__restrict__ O, long long M, long long N, long long d, long lo
 				fa_mma_o(part, ph_[cc], bh, 1);
 			}
 			wg_commit();
-			fa_wait(part);
+			wg_wait<0>(part);
 #pragma unroll
 			for (int i = 0; i < 32; i++)
 				o[32 * h + i] = fmaf(o[32 * h + i], corr[(i >> 1) & 1], part[i]);

@@ -551,17 +551,25 @@ static __device__ __forceinline__ void wg_commit(void)
 	asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
 }
 
+/* Keeps every write of the accumulators d before this point and every
+ * read after it: around the products that own them. */
+template <int A>
+static __device__ __forceinline__ void wg_hold(float (&d)[A])
+{
+#pragma unroll
+	for (int i = 0; i < A; i++)
+		asm volatile("" : "+f"(d[i]) :: "memory");
+}
+
 /* Waits until at most N of this warpgroup's groups of products are in
  * flight; with N 0 the accumulators d are the instruction's until here, so
  * their reads are kept after it. */
-template <int N>
-static __device__ __forceinline__ void wg_wait(float (&d)[NACC])
+template <int N, int A>
+static __device__ __forceinline__ void wg_wait(float (&d)[A])
 {
 	asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
 	if (N == 0)
-#pragma unroll
-		for (int i = 0; i < NACC; i++)
-			asm volatile("" : "+f"(d[i]) :: "memory");
+		wg_hold(d);
 }
 
 

@@ -942,7 +942,7 @@ def recognise(ops, inputs, outputs, inits=None, stage=0, budget=None):
     at = _attention(ops, inputs, y)
     if at:
         return "attention", at, None
-    mh = _mha(ops, inputs, y, inits or {})
+    mh = _mha(ops, inputs, y, inits or {}) or _mha_norm(ops, inputs, y)
     if mh:
         return "mha", mh, None
     g = _gemm(ops, real, inputs, names, origin, y)
@@ -1337,7 +1337,192 @@ def _mha(ops, inputs, y, inits):
             or not _strided(y, [B, T, C], [T * C, C, 1], 0):
         return None
     return {"act": act, "proj": proj, "causal": causal, "scale": scale, "scale_root": False, "batch": _dims(x, [0]),
-            "seq": _dims(x, [1]), "heads": _dims(q, [1]), "head_dim": _dims(q, [3])}
+            "seq": _dims(x, [1]), "heads": _dims(q, [1]), "head_dim": _dims(q, [3]),
+            "layout": "bsc", "norm": False, "eps": 0.0}
+
+
+# x's layouts as the mha family names them (mha.cu's mha_strides): the
+# strides of x's seq, batch and embd axes (T, B, C their sizes)
+MHA_LAYOUTS = {"bsc": lambda T, B, C: [C, T * C, 1],
+               "sbc": lambda T, B, C: [B * C, C, 1],
+               "bcs": lambda T, B, C: [1, C * T, T]}
+
+
+def _live(ops, outputs):
+    """ops without those nothing on the way to outputs reads: nn.MultiheadAttention
+    averages its attention weights over the heads whether or not the caller
+    keeps them."""
+    from trace import skey
+    want, out = {skey(y) for y in outputs}, []
+    for o in reversed(ops):
+        if any(isinstance(r, torch.Tensor) and skey(r) in want for r in o.outs):
+            want |= {skey(a) for a in flat([o.args, o.kwargs]) if isinstance(a, torch.Tensor)}
+            out.append(o)
+    return out[::-1]
+
+
+def _mha_norm(ops, inputs, y):
+    """The spec of nn.MultiheadAttention's self-attention (query, key and
+    value one x, seq x batch x embd, no mask; its averaged weights, where it
+    computes them, unread) and nn.LayerNorm(x + its output) over embd, x a
+    strided view of the task's first input in one of MHA_LAYOUTS and the
+    output the same view of the result (KernelBench level 3's 31: a
+    feature map's pixels as the sequence, the output permuted back). Both
+    of PyTorch's paths: with the weights (Q times the scale, softmax) and
+    without (scaled_dot_product_attention's: Q and K each times the
+    scale's root, _safe_softmax). Inputs x, the in-projection's weight and
+    bias, the out-projection's, the norm's weight and bias. None for
+    anything else."""
+    from trace import skey, FACTORIES
+    live = _live(ops, [y])
+    copied = {skey(o.outs[0]): o.args[0] for o in live if o.name == "aten.clone.default"}
+    real = [o for o in live if o.name not in SKIP and o.name not in FACTORIES]
+    names = [o.name for o in real]
+    if names[:2] == ["aten.mm.default", "aten.add.Tensor"]:
+        (mm, add_b), real = real[:2], real[2:]
+    elif names[:1] == ["aten.addmm.default"]:
+        mm, add_b, real = real[0], None, real[1:]
+    else:
+        return None
+    names = [o.name for o in real]
+    if names[:1] == ["aten.mul.Tensor"]:
+        muls, real = real[:1], real[1:]
+    elif names[:2] == ["aten.mul.Scalar", "aten.mul.Scalar"]:
+        muls, real = real[:2], real[2:]
+    else:
+        return None
+    if len(real) != 6 or [real[i].name for i in (0, 2, 3, 4, 5)] != [
+            "aten.bmm.default", "aten.bmm.default", "aten.addmm.default", "aten.add.Tensor",
+            "aten.native_layer_norm.default"] \
+            or real[1].name not in ("aten._softmax.default", "aten._safe_softmax.default"):
+        return None
+    s1, sm, s2, lin2, res, ln = real
+    by_key = {skey(t): n for n, t in inputs.items()}
+    # x as the in-projection reads it: rows (seq, batch) of a copy of a
+    # seq x batch x embd view of the input, or of the input itself
+    xrows = mm.args[0] if mm.name == "aten.mm.default" else mm.args[1]
+    xv = copied.get(skey(xrows), xrows)
+    xname = by_key.get(skey(xv))
+    X = inputs[xname] if xname else None
+    if X is None or X.dim() < 2 or xv.storage_offset() != 0:
+        return None
+    if xv is xrows:     # the input itself, seq x batch x embd
+        if X.dim() != 3:
+            return None
+        xv = X
+    if xv.dim() != 3:
+        return None
+    T, B, C = xv.shape
+    layout = next((n for n, f in MHA_LAYOUTS.items() if list(xv.stride()) == f(T, B, C)), None)
+    if layout is None or not X.is_contiguous() or X.numel() != T * B * C or X.dtype != torch.float32 \
+            or not _strided(xrows, [T * B, C], [C, 1], 0):
+        return None
+
+    def param(t, shape):
+        """The input t views, when that is a contiguous float32 tensor of this
+        shape (the caller checks the view's strides)."""
+        n = by_key.get(skey(t))
+        p = inputs[n] if n else None
+        return n if p is not None and list(p.shape) == shape and p.dtype == torch.float32 \
+            and p.is_contiguous() and t.storage_offset() == 0 else None
+
+    def linear(o, rows, n):
+        """(weight, bias) of F.linear(rows, W, b) of n outputs as addmm o, or
+        as mm o and add a, computes it; None for anything else."""
+        if o.name == "aten.addmm.default":
+            if len(o.args) != 3 or o.kwargs or o.args[1] is not rows:
+                return None
+            w, b = o.args[2], o.args[0]
+        else:
+            a = add_b
+            if len(a.args) != 2 or a.kwargs.get("alpha", 1) != 1 or skey(a.args[0]) != skey(o.outs[0]) \
+                    or not _strided(a.args[0], [T, B, n], [B * n, n, 1], 0):
+                return None
+            w, b = o.args[1], a.args[1]
+        wn = param(w, [n, C]) if _strided(w, [C, n], [1, C], 0) else None
+        bn = param(b, [n])
+        return (wn, bn) if wn and bn else None
+    # qkv = x W1^T + b1, copied as 3 x seq x batch x embd: Q, K and V
+    lin1 = linear(mm, xrows, 3 * C)
+    qkv = (add_b or mm).outs[0]
+    q = muls[0].args[0]
+    qk = copied.get(skey(q))
+    if not lin1 or qk is None or skey(qk) != skey(qkv) \
+            or not _strided(qk, [3, T, B, C], [C, B * 3 * C, 3 * C, 1], 0):
+        return None
+    TBC = T * B * C
+    # the heads: Q, K^T and V views of the copy with the batch of heads
+    # first ((batch heads) x seq x head_dim, or batch x heads x ...); Q
+    # times the scale, or Q and K^T each times its root
+    if len(muls) == 1:
+        k, v = s1.args[1], s2.args[1]
+        if len(q.shape) != 3 or q.shape[0] % B or skey(s1.args[0]) != skey(muls[0].outs[0]):
+            return None
+        H, D = q.shape[0] // B, q.shape[2]
+        qs, ks, vs = [D, B * C, 1], [D, 1, B * C], [D, B * C, 1]
+        qshape, kshape, vshape = [B * H, T, D], [B * H, D, T], [B * H, T, D]
+        if not _number(muls[0].args[1]):
+            return None
+        scale = float(muls[0].args[1])
+    else:
+        k = muls[1].args[0]
+        v = s2.args[1]
+        if q.dim() != 4 or q.shape[0] != B or skey(s1.args[0]) != skey(muls[0].outs[0]) \
+                or skey(s1.args[1]) != skey(muls[1].outs[0]) \
+                or not all(_number(m.args[1]) for m in muls) or muls[0].args[1] != muls[1].args[1]:
+            return None
+        H, D = q.shape[1], q.shape[3]
+        qs, ks, vs = [C, D, B * C, 1], [C, D, 1, B * C], [D, B * C, 1]
+        qshape, kshape, vshape = [B, H, T, D], [B, H, D, T], [B * H, T, D]
+        scale = float(muls[0].args[1]) ** 2
+    if H * D != C or not _strided(q, qshape, qs, 0) or skey(k) != skey(q) or skey(v) != skey(q) \
+            or not _strided(k, kshape, ks, TBC) or not _strided(v, vshape, vs, 2 * TBC) \
+            or skey(sm.args[0]) != skey(s1.outs[0]) or sm.args[1] not in (-1, 3 if len(muls) > 1 else 2) \
+            or (len(sm.args) > 2 and sm.args[2]) or skey(s2.args[0]) != skey(sm.outs[0]) \
+            or not (scale > 0 and math.isfinite(scale)):
+        return None
+    # the heads side by side in rows (seq, batch), through y W2^T + b2
+    o = copied.get(skey(lin2.args[1])) if len(lin2.args) == 3 else None
+    lin2w = linear(lin2, lin2.args[1], C)
+    if o is None or skey(o) != skey(s2.outs[0]) or not lin2w \
+            or not (_strided(o, [T, B * H, D], [D, T * D, 1], 0)
+                    or _strided(o, [T, B, H, D], [D, H * T * D, T * D, 1], 0)) \
+            or not _strided(lin2.args[1], [T * B, C], [C, 1], 0):
+        return None
+    # LayerNorm(the projection + x) over embd, stored as x is
+    pv = [a for a in res.args if isinstance(a, torch.Tensor) and skey(a) == skey(lin2.outs[0])]
+    xr = [a for a in res.args if isinstance(a, torch.Tensor) and skey(a) == skey(X)]
+    if len(res.args) != 2 or len(pv) != 1 or len(xr) != 1 or res.kwargs.get("alpha", 1) != 1 \
+            or not _strided(pv[0], [T, B, C], [B * C, C, 1], 0) \
+            or not _strided(xr[0], [T, B, C], list(xv.stride()), 0) \
+            or skey(ln.args[0]) != skey(res.outs[0]) or list(ln.args[1]) != [C]:
+        return None
+    g, beta = param(ln.args[2], [C]), param(ln.args[3], [C])
+    if not g or not beta or not _number(ln.args[4]) or skey(y) != skey(ln.outs[0]) \
+            or list(y.shape) != list(X.shape) or not _same_places(y, xv, T, B, C):
+        return None
+    want = [xname, lin1[0], lin1[1], lin2w[0], lin2w[1], g, beta]
+    if sorted(inputs) != sorted(want) or len(set(want)) != len(want):
+        return None
+    heads = [(q, 0, (xv, 1))] if len(muls) == 1 else _dims(q, [1])
+    spec = {"act": "softmax", "proj": True, "causal": False, "scale": scale, "scale_root": False,
+            "batch": _dims(xv, [1]), "seq": _dims(xv, [0]), "heads": heads,
+            "head_dim": _dims(q, [q.dim() - 1]), "layout": layout, "norm": True, "eps": float(ln.args[4])}
+    if list(inputs) != want:
+        spec["_inputs"] = want
+    return spec
+
+
+def _same_places(y, xv, T, B, C):
+    """Whether y (a view of a contiguous seq x batch x embd result) holds
+    the value of row (t, b), column c where xv (the same view of x, a
+    contiguous input of y's shape) has x's: y as the task stores it, its
+    values in their logical order."""
+    n = T * B * C
+    rows = torch.arange(n, dtype=torch.int64)
+    at = rows.as_strided(list(y.shape), list(y.stride()), y.storage_offset()).reshape(-1)
+    place = rows.as_strided([T, B, C], list(xv.stride()), 0).reshape(-1)
+    return bool(torch.equal(at[place], rows))
 
 
 def _gemm(ops, real, inputs, names, origin, y):

@@ -937,7 +937,9 @@ def import_file(path, into):
 def _spec_dim(factors, key, dims, runs, base):
     """A size expression for a spec dimension the recogniser gave as a
     list of factors: (tensor, axis) pairs, constants, and (tensor, axis,
-    divisor) for an axis's size over a constant; an empty list is 1."""
+    divisor) for an axis's size over a constant or over another axis's
+    size, a (tensor, axis) pair (mha's heads: the batch of heads over the
+    batch); an empty list is 1."""
     out = []
     for f in factors:
         if isinstance(f, int):
@@ -945,7 +947,8 @@ def _spec_dim(factors, key, dims, runs, base):
             continue
         t, ax = f[0], f[1]
         div = f[2] if len(f) > 2 else 1
-        out.append(dims.name([_dim_at(r, base, t, ax) // div for r in runs],
+        out.append(dims.name([_dim_at(r, base, t, ax) // (div if isinstance(div, int) else
+                                                          _dim_at(r, base, div[0], div[1])) for r in runs],
                              "%s_%d" % (key, ax)))
     return dims.product(out)
 

@@ -208,7 +208,7 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 @test "multi-head self-attention with its linears is mha: a causal mask buffer is kept as tril and read as causal; softmax or relu, with or without the output projection; the blocks compile through the stages" {
 	# minGPT's block: the mask, a buffer of ones' lower triangle, is no draw
 	jq -e '.family == "mha" and .spec == {"act": "softmax", "proj": true, "causal": true, "scale": 0.1, "scale_root": false,
-		"batch": "3", "seq": "seq_len", "heads": "2", "head_dim": "100"}
+		"batch": "3", "seq": "seq_len", "heads": "2", "head_dim": "100", "layout": "bsc", "norm": false, "eps": 0}
 		and (.inputs | map(.name) == ["x", "c_attn_weight", "c_attn_bias", "c_proj_weight", "c_proj_bias", "bias"])
 		and .inputs[5].init == {"dist": "tril"}' "$O/mha_causal/task.json"
 	jq -e '.family == "mha" and (.spec | .causal == false and .heads == "4" and .head_dim == "25"
@@ -244,6 +244,35 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		.candidate.launch.launches[7].kernel, .candidate.launch.launches[8].kernel]) | unique) ==
 		[["flash", 13, "attn_flash", "gemm_wg_guess"], ["heads", 10, "attn_product", "mha_relu"],
 		 ["heads_flash", 8, "attn_flash", null], ["wg", 15, "attn_product", "mha_softmax"]]' c.jsonl
+}
+
+@test "nn.MultiheadAttention's self-attention and a residual LayerNorm are mha's norm_flash: x a feature map's channels-first pixels or seq-first rows, PyTorch's path with the weights or without (their average over the heads never read); a norm of the attention alone, or over the wrong axis, is not; the block compiles" {
+	# a feature map (batch, channels, height, width): the pixels the
+	# sequence, x and the output laid out bcs; Q times the scale, softmax
+	jq -e '.family == "mha" and .spec == {"act": "softmax", "proj": true, "causal": false, "scale": 0.25, "scale_root": false,
+		"batch": "3", "seq": "height*width", "heads": "3", "head_dim": "16", "layout": "bcs", "norm": true, "eps": 1e-05}
+		and (.inputs | map(.name)) == ["x", "attn_in_proj_weight", "attn_in_proj_bias", "attn_out_proj_weight",
+			"attn_out_proj_bias", "norm_weight", "norm_bias"]' "$O/vision_attention/task.json"
+	# seq x batch x embd, need_weights off: scaled_dot_product_attention's
+	# path (Q and K each times the scale's root), the norm's own eps
+	jq -e '.family == "mha" and (.spec | .layout == "sbc" and .norm and .eps == 1e-06 and .heads == "2"
+		and .head_dim == "30" and (.scale * 30 * .scale - 1 | fabs) < 1e-6)' "$O/mha_seq_norm/task.json"
+	cd "$BATS_TEST_TMPDIR"
+	sed 's/self.norm(a + s)/self.norm(a)/' "$P/vision_attention.py" >nores.py
+	sed 's/nn.LayerNorm(channels)/nn.LayerNorm(width)/; s/self.norm(a + s).permute(1, 2, 0).view(B, C, H, W)/self.norm((a + s).permute(1, 2, 0).view(B, C, H, W))/' \
+		"$P/vision_attention.py" >width.py
+	"$htam" import -q --into imp nores.py width.py >imp.jsonl
+	jq -se 'map(.status) == ["imported", "imported"] and all(.[]; .family != "mha")' imp.jsonl
+	# kgen's rules and NVRTC: the gather, flash's 13 launches, the norm
+	for t in vision_attention mha_seq_norm; do
+		ktask --state "$O/$t" | kgen -k 2 | kcompile
+	done >c.jsonl
+	jq -se 'length == 4 and all(.[]; .compile.ok and .candidate.variant == "norm_flash"
+		and (.candidate.launch.launches | map(.kernel) | .[0] == "mha_gather" and .[-1] == "mha_norm" and length == 15))' c.jsonl
+	# the other variants take x as batch x seq x embd only: NVRTC says so
+	ktask --state "$O/vision_attention" | jq -c '.task.spec.norm = false' | kgen -k 1 >w.jsonl
+	jq -e '.candidate.variant == "flash"' w.jsonl
+	kcompile <w.jsonl | jq -e '(.compile.ok | not) and (.compile.log | contains("only variant norm_flash reads x laid out"))'
 }
 
 @test "a graph no one family computes is a chain of them: a product, then group norm, then a map; a product and its sigmoid, then a row sum; a scalar parameter broadcast; two linears; a batch norm of a product's features; the chain renders and compiles as one candidate" {

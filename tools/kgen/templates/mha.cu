@@ -1,5 +1,5 @@
 /* mha.cu: the mha family's own kernels (docs/templates.md), variants wg,
- * heads, flash and heads_flash.
+ * heads, flash, heads_flash and norm_flash (at the end of the file).
  * Multi-head self-attention as minGPT writes it: x (batch x seq x embd,
  * embd = heads x head_dim) through one linear to Q, K and V side by side
  * (qkv, seq rows of 3 embd a matrix of the batch), each head's
@@ -98,4 +98,119 @@ mha_relu(unsigned short *__restrict__ P, const float *__restrict__ S,
 	attn_each_row(S, mats, M, N, [&](const attn_row &w) {
 		attn_put_row(P, w, c, p1, p2, attn_relu_op());
 	});
+}
+
+/* Variant norm_flash, a block as nn.MultiheadAttention and a residual
+ * LayerNorm compute it (KernelBench level 3's 31): x (the spec's layout,
+ * below) gathered into rows of embd, batch-major (mha_gather), flash's
+ * linears and attention over those rows, and LayerNorm(x + the
+ * projection) over embd stored back in x's layout (mha_norm). A row's
+ * place among the linears' rows does not change its values, so the
+ * attention's batch of heads is the spec's batch whatever order x keeps
+ * its rows in. */
+struct mha_layout {
+	long long b, t, c; /* the strides of x's batch, seq and embd axes */
+};
+
+/* bsc: batch x seq x embd (minGPT's); sbc: seq x batch x embd
+ * (nn.MultiheadAttention's, batch_first off); bcs: batch x embd x seq (a
+ * feature map's channels, its pixels the sequence). MHA_SEQ_UNIT: the
+ * sequence is x's contiguous axis. */
+static __device__ __forceinline__ mha_layout
+mha_strides(long long B, long long T, long long C)
+{
+#if defined(MHA_LAYOUT_sbc)
+	return { C, B * C, 1 };
+#elif defined(MHA_LAYOUT_bcs)
+	return { C * T, 1, T };
+#else
+	return { T * C, C, 1 };
+#endif
+}
+#ifdef MHA_LAYOUT_bcs
+#define MHA_SEQ_UNIT 1
+#else
+#define MHA_SEQ_UNIT 0
+#endif
+
+/* Grid (cdiv(T, 32) cdiv(C, 32), B), 256 threads: block (i, b) copies a
+ * tile of 32 positions by 32 channels of matrix b of x into xr (B T rows
+ * of C), through shared memory so that both sides are read and written
+ * along their contiguous axes. */
+extern "C" __global__ void __launch_bounds__(256)
+mha_gather(const float *__restrict__ x, long long T, long long C,
+	float *__restrict__ xr)
+{
+	__shared__ float tile[32][33];
+	const mha_layout s = mha_strides(gridDim.y, T, C);
+	const long long tiles_t = CDIV(T, 32), b = blockIdx.y;
+	const long long t0 = 32 * (blockIdx.x % tiles_t), c0 = 32 * (blockIdx.x / tiles_t);
+	const int lx = threadIdx.x % 32, ly = threadIdx.x / 32;
+
+	for (int i = ly; i < 32; i += 8) {
+		/* tile[t][c], read along the contiguous axis */
+		const long long t = t0 + (MHA_SEQ_UNIT ? lx : i), c = c0 + (MHA_SEQ_UNIT ? i : lx);
+		if (t < T && c < C)
+			tile[t - t0][c - c0] = x[b * s.b + t * s.t + c * s.c];
+	}
+	__syncthreads();
+	for (int i = ly; i < 32; i += 8) {
+		const long long t = t0 + i, c = c0 + lx;
+		if (t < T && c < C)
+			xr[(b * T + t) * C + c] = tile[i][lx];
+	}
+}
+
+/* Grid (cdiv(T, 32), B), 256 threads, 32 (C + 1) floats of dynamic shared
+ * memory: block (i, b) takes rows b T + 32 i .. of the projection o (B T
+ * rows of C, its bias added), adds x's values at them (the residual) and
+ * normalises each row over its C values as nn.LayerNorm does (the biased
+ * variance, (v - mean) / sqrt(var + eps) w + bias), storing the rows into
+ * y in x's layout; reads and writes of x and y along their contiguous
+ * axis. */
+extern "C" __global__ void __launch_bounds__(256)
+mha_norm(float *__restrict__ y, const float *__restrict__ o,
+	const float *__restrict__ x, const float *__restrict__ w,
+	const float *__restrict__ bias, long long T, long long C, float eps)
+{
+	extern __shared__ float v[]; /* 32 rows of C, C + 1 apart */
+	const mha_layout s = mha_strides(gridDim.y, T, C);
+	const long long b = blockIdx.y, t0 = 32LL * blockIdx.x;
+	const int rows = (int)min(32LL, T - t0), ld = (int)C + 1, n = 32 * (int)C;
+	const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+	const float *const ob = o + (b * T + t0) * C;
+	const long long xb = b * s.b + t0 * s.t;
+
+	for (int i = threadIdx.x; i < rows * (int)C; i += 256)
+		v[i / (int)C * ld + i % (int)C] = ob[i];
+	__syncthreads();
+	for (int i = threadIdx.x; i < n; i += 256) {
+		const int r = MHA_SEQ_UNIT ? i % 32 : i / (int)C, c = MHA_SEQ_UNIT ? i / 32 : i % (int)C;
+		if (r < rows)
+			v[r * ld + c] += x[xb + r * s.t + c * s.c];
+	}
+	__syncthreads();
+	for (int r = warp; r < rows; r += 8) {
+		float *const row = v + r * ld;
+		float sum = 0.0f, sq = 0.0f;
+
+		for (int c = lane; c < (int)C; c += 32)
+			sum += row[c];
+		for (int m = 16; m > 0; m >>= 1)
+			sum += __shfl_xor_sync(0xffffffffu, sum, m);
+		const float mean = sum / (float)C;
+		for (int c = lane; c < (int)C; c += 32)
+			sq = fmaf(row[c] - mean, row[c] - mean, sq);
+		for (int m = 16; m > 0; m >>= 1)
+			sq += __shfl_xor_sync(0xffffffffu, sq, m);
+		const float rstd = 1.0f / sqrtf(sq / (float)C + eps);
+		for (int c = lane; c < (int)C; c += 32)
+			row[c] = fmaf((row[c] - mean) * rstd, w[c], bias[c]);
+	}
+	__syncthreads();
+	for (int i = threadIdx.x; i < n; i += 256) {
+		const int r = MHA_SEQ_UNIT ? i % 32 : i / (int)C, c = MHA_SEQ_UNIT ? i / 32 : i % (int)C;
+		if (r < rows)
+			y[xb + r * s.t + c * s.c] = v[r * ld + c];
+	}
 }

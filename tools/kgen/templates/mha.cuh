@@ -22,3 +22,12 @@ static __device__ __forceinline__ float gemm_epilogue(float v)
 #ifdef MHA_ACT_relu
 #define FA_RELU 1
 #endif
+
+/* x's layout (the spec's, mha.cu's mha_strides): only norm_flash reads
+ * x through mha_gather and writes the output through mha_norm; the other
+ * variants take x and write y as batch x seq x embd, row-major */
+#define MHA_LAYOUT_{{layout}} 1
+#define MHA_VARIANT_{{variant}} 1
+#if !defined(MHA_LAYOUT_bsc) && !defined(MHA_VARIANT_norm_flash)
+#error "mha: only variant norm_flash reads x laid out other than batch x seq x embd (spec.layout bsc)"
+#endif

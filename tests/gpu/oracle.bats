@@ -185,6 +185,29 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	jq -se 'map(select(.candidate.id | endswith("-unmasked"))) | length == 1 and .[0].bench.status == "incorrect"' out.jsonl
 }
 
+@test "mha's norm_flash (nn.MultiheadAttention and a residual LayerNorm: x gathered from a feature map's channels-first layout, or seq-first, the output stored back so) is correct against the oracle; the residual left out, or the norm's weight, is incorrect" {
+	for t in vision_attention mha_seq_norm; do
+		jq -e '.family == "mha" and .spec.norm' "$I/$t/task.json"
+		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 3
+	done >good.jsonl
+	jq -se 'length == 6 and all(.[]; .candidate.variant == "norm_flash")' good.jsonl
+	{
+		cat good.jsonl
+		jq -c 'select(.task.id == "vision_attention") | .candidate.source |= sub("v\\[r \\* ld \\+ c\\] \\+= x\\["; "v[r * ld + c] += 0.0f * x[")
+			| .candidate.id += "-nores"' good.jsonl | head -1
+		jq -c 'select(.task.id == "mha_seq_norm") | .candidate.source |= sub("fmaf\\(\\(row\\[c\\] - mean\\) \\* rstd, w\\[c\\], bias\\[c\\]\\)"; "(row[c] - mean) * rstd + bias[c]")
+			| .candidate.id += "-noweight"' good.jsonl | head -1
+	} | kcompile >c.jsonl
+	# each twin's source is its own (the sub matched)
+	jq -se 'group_by(.task.id) | all(.[]; (map(.candidate.source) | unique | length) == 2)' c.jsonl
+	kbench -q <c.jsonl >out.jsonl
+	jq -c '{t: .task.id, id: .candidate.id[-9:], d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2,
+		us: .bench.time_us.median, eager: .bench.oracle.eager_us, why: .bench.reason}' out.jsonl >&3
+	jq -se 'map(select(.candidate.id | test("-nores|-noweight") | not)) |
+		length == 6 and all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-5)' out.jsonl
+	jq -se 'map(select(.candidate.id | test("-nores|-noweight"))) | length == 2 and all(.[]; .bench.status == "incorrect")' out.jsonl
+}
+
 @test "bool masks and broadcast inputs: masked scans (row and column walks, f32 and f16) and global_reduce's row weights and column labels, eight configurations each, correct against the oracle; a scan that ignores its mask is incorrect" {
 	for t in masked_cumsum masked_cumsum_mid masked_cumsum_f16 weighted_mse hinge_loss; do
 		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 8

@@ -252,25 +252,25 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.family == "mha" and .spec == {"act": "softmax", "proj": true, "causal": false, "scale": 0.25, "scale_root": false,
 		"batch": "3", "seq": "height*width", "heads": "3", "head_dim": "16", "layout": "bcs", "norm": true, "eps": 1e-05}
 		and (.inputs | map(.name)) == ["x", "attn_in_proj_weight", "attn_in_proj_bias", "attn_out_proj_weight",
-			"attn_out_proj_bias", "norm_weight", "norm_bias"]' "$O/vision_attention/task.json"
+			"attn_out_proj_bias", "norm_weight", "norm_bias"]' "$O/mha_vision/task.json"
 	# seq x batch x embd, need_weights off: scaled_dot_product_attention's
 	# path (Q and K each times the scale's root), the norm's own eps
 	jq -e '.family == "mha" and (.spec | .layout == "sbc" and .norm and .eps == 1e-06 and .heads == "2"
 		and .head_dim == "30" and (.scale * 30 * .scale - 1 | fabs) < 1e-6)' "$O/mha_seq_norm/task.json"
 	cd "$BATS_TEST_TMPDIR"
-	sed 's/self.norm(a + s)/self.norm(a)/' "$P/vision_attention.py" >nores.py
+	sed 's/self.norm(a + s)/self.norm(a)/' "$P/mha_vision.py" >nores.py
 	sed 's/nn.LayerNorm(channels)/nn.LayerNorm(width)/; s/self.norm(a + s).permute(1, 2, 0).view(B, C, H, W)/self.norm((a + s).permute(1, 2, 0).view(B, C, H, W))/' \
-		"$P/vision_attention.py" >width.py
+		"$P/mha_vision.py" >width.py
 	"$htam" import -q --into imp nores.py width.py >imp.jsonl
 	jq -se 'map(.status) == ["imported", "imported"] and all(.[]; .family != "mha")' imp.jsonl
 	# kgen's rules and NVRTC: the gather, flash's 13 launches, the norm
-	for t in vision_attention mha_seq_norm; do
+	for t in mha_vision mha_seq_norm; do
 		ktask --state "$O/$t" | kgen -k 2 | kcompile
 	done >c.jsonl
 	jq -se 'length == 4 and all(.[]; .compile.ok and .candidate.variant == "norm_flash"
 		and (.candidate.launch.launches | map(.kernel) | .[0] == "mha_gather" and .[-1] == "mha_norm" and length == 15))' c.jsonl
 	# the other variants take x as batch x seq x embd only: NVRTC says so
-	ktask --state "$O/vision_attention" | jq -c '.task.spec.norm = false' | kgen -k 1 >w.jsonl
+	ktask --state "$O/mha_vision" | jq -c '.task.spec.norm = false' | kgen -k 1 >w.jsonl
 	jq -e '.candidate.variant == "flash"' w.jsonl
 	kcompile <w.jsonl | jq -e '(.compile.ok | not) and (.compile.log | contains("only variant norm_flash reads x laid out"))'
 }

@@ -186,14 +186,14 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 }
 
 @test "mha's norm_flash (nn.MultiheadAttention and a residual LayerNorm: x gathered from a feature map's channels-first layout, or seq-first, the output stored back so) is correct against the oracle; the residual left out, or the norm's weight, is incorrect" {
-	for t in vision_attention mha_seq_norm; do
+	for t in mha_vision mha_seq_norm; do
 		jq -e '.family == "mha" and .spec.norm' "$I/$t/task.json"
 		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 3
 	done >good.jsonl
 	jq -se 'length == 6 and all(.[]; .candidate.variant == "norm_flash")' good.jsonl
 	{
 		cat good.jsonl
-		jq -c 'select(.task.id == "vision_attention") | .candidate.source |= sub("v\\[r \\* ld \\+ c\\] \\+= x\\["; "v[r * ld + c] += 0.0f * x[")
+		jq -c 'select(.task.id == "mha_vision") | .candidate.source |= sub("v\\[r \\* ld \\+ c\\] \\+= x\\["; "v[r * ld + c] += 0.0f * x[")
 			| .candidate.id += "-nores"' good.jsonl | head -1
 		jq -c 'select(.task.id == "mha_seq_norm") | .candidate.source |= sub("fmaf\\(\\(row\\[c\\] - mean\\) \\* rstd, w\\[c\\], bias\\[c\\]\\)"; "(row[c] - mean) * rstd + bias[c]")
 			| .candidate.id += "-noweight"' good.jsonl | head -1

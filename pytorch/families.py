@@ -1489,17 +1489,18 @@ def _mha_norm(ops, inputs, y):
                     or _strided(o, [T, B, H, D], [D, H * T * D, T * D, 1], 0)) \
             or not _strided(lin2.args[1], [T * B, C], [C, 1], 0):
         return None
-    # LayerNorm(the projection + x) over embd, stored as x is
+    # LayerNorm(the projection + x) over embd (seen as seq x batch x embd,
+    # or transposed back as batch_first's), stored as x is
     pv = [a for a in res.args if isinstance(a, torch.Tensor) and skey(a) == skey(lin2.outs[0])]
     xr = [a for a in res.args if isinstance(a, torch.Tensor) and skey(a) == skey(X)]
     if len(res.args) != 2 or len(pv) != 1 or len(xr) != 1 or res.kwargs.get("alpha", 1) != 1 \
-            or not _strided(pv[0], [T, B, C], [B * C, C, 1], 0) \
-            or not _strided(xr[0], [T, B, C], list(xv.stride()), 0) \
-            or skey(ln.args[0]) != skey(res.outs[0]) or list(ln.args[1]) != [C]:
+            or skey(ln.args[0]) != skey(res.outs[0]) or list(ln.args[1]) != [C] \
+            or list(pv[0].shape) != list(xr[0].shape) or list(pv[0].shape) != list(ln.outs[0].shape) \
+            or not ln.outs[0].is_contiguous():
         return None
     g, beta = param(ln.args[2], [C]), param(ln.args[3], [C])
     if not g or not beta or not _number(ln.args[4]) or skey(y) != skey(ln.outs[0]) \
-            or list(y.shape) != list(X.shape) or not _same_places(y, xv, T, B, C):
+            or list(y.shape) != list(X.shape) or not _same_places(pv[0], xr[0], y, xv, T, B, C):
         return None
     want = [xname, lin1[0], lin1[1], lin2w[0], lin2w[1], g, beta]
     if sorted(inputs) != sorted(want) or len(set(want)) != len(want):
@@ -1513,16 +1514,26 @@ def _mha_norm(ops, inputs, y):
     return spec
 
 
-def _same_places(y, xv, T, B, C):
-    """Whether y (a view of a contiguous seq x batch x embd result) holds
-    the value of row (t, b), column c where xv (the same view of x, a
-    contiguous input of y's shape) has x's: y as the task stores it, its
-    values in their logical order."""
+def _same_places(pv, xr, y, xv, T, B, C):
+    """Whether the residual sum adds, at each of its places, the
+    projection's value of row (t, b), column c (pv, a view of the
+    projection's contiguous seq x batch x embd result) to x's (xr, a view
+    of x, a contiguous input, whose seq x batch x embd view is xv), its
+    last axis embd's (the norm's), and y (a view of the norm's contiguous
+    result) holds each such value where x holds its own: the output as
+    the task stores it, its values in their logical order."""
     n = T * B * C
-    rows = torch.arange(n, dtype=torch.int64)
-    at = rows.as_strided(list(y.shape), list(y.stride()), y.storage_offset()).reshape(-1)
-    place = rows.as_strided([T, B, C], list(xv.stride()), 0).reshape(-1)
-    return bool(torch.equal(at[place], rows))
+    if pv.numel() != n or pv.dim() < 1 or pv.shape[-1] != C or pv.stride()[-1] != 1 or y.numel() != n:
+        return False
+    seq = torch.arange(n, dtype=torch.int64)
+    p = seq.as_strided(list(pv.shape), list(pv.stride()), pv.storage_offset()).reshape(-1)
+    t, b, c = p // (B * C), p // C % B, p % C
+    st = xv.stride()
+    x_at = seq.as_strided(list(xr.shape), list(xr.stride()), xr.storage_offset()).reshape(-1)
+    if not torch.equal(x_at, t * st[0] + b * st[1] + c * st[2]):
+        return False
+    y_at = seq.as_strided(list(y.shape), list(y.stride()), y.storage_offset()).reshape(-1)
+    return bool(torch.equal(y_at[x_at], seq))
 
 
 def _gemm(ops, real, inputs, names, origin, y):

@@ -246,7 +246,7 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 		 ["heads_flash", 8, "attn_flash", null], ["wg", 15, "attn_product", "mha_softmax"]]' c.jsonl
 }
 
-@test "nn.MultiheadAttention's self-attention and a residual LayerNorm are mha's norm_flash: x a feature map's channels-first pixels or seq-first rows, PyTorch's path with the weights or without (their average over the heads never read); a norm of the attention alone, or over the wrong axis, is not; the block compiles" {
+@test "nn.MultiheadAttention's self-attention and a residual LayerNorm are mha's norm_flash: x a feature map's channels-first pixels or seq-first rows, PyTorch's path with the weights or without (their average over the heads never read); a norm of the attention alone, or over the wrong axis, is not; batch_first's is, x as it is; the block compiles" {
 	# a feature map (batch, channels, height, width): the pixels the
 	# sequence, x and the output laid out bcs; Q times the scale, softmax
 	jq -e '.family == "mha" and .spec == {"act": "softmax", "proj": true, "causal": false, "scale": 0.25, "scale_root": false,
@@ -261,8 +261,12 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	sed 's/self.norm(a + s)/self.norm(a)/' "$P/mha_vision.py" >nores.py
 	sed 's/nn.LayerNorm(channels)/nn.LayerNorm(width)/; s/self.norm(a + s).permute(1, 2, 0).view(B, C, H, W)/self.norm((a + s).permute(1, 2, 0).view(B, C, H, W))/' \
 		"$P/mha_vision.py" >width.py
-	"$htam" import -q --into imp nores.py width.py >imp.jsonl
-	jq -se 'map(.status) == ["imported", "imported"] and all(.[]; .family != "mha")' imp.jsonl
+	# batch_first: x (batch, seq, embd) transposed in and the attention transposed back before the sum
+	sed 's/nn.MultiheadAttention(embd, heads)/nn.MultiheadAttention(embd, heads, batch_first=True)/
+		s/torch.randn(seq_len, batch_size, embd)/torch.randn(batch_size, seq_len, embd)/' "$P/mha_seq_norm.py" >first.py
+	"$htam" import -q --into imp nores.py width.py first.py >imp.jsonl
+	jq -se 'map(.status) == ["imported", "imported", "imported"] and (map(.family) | .[0] != "mha" and .[1] != "mha" and .[2] == "mha")' imp.jsonl
+	jq -e '.spec | .layout == "bsc" and .norm and .seq == "seq_len"' imp/first/task.json
 	# kgen's rules and NVRTC: the gather, flash's 13 launches, the norm
 	for t in mha_vision mha_seq_norm; do
 		ktask --state "$O/$t" | kgen -k 2 | kcompile

@@ -1421,7 +1421,7 @@ def _mha_norm(ops, inputs, y):
     def param(t, shape):
         """The input t views, when that is a contiguous float32 tensor of this
         shape (the caller checks the view's strides)."""
-        n = by_key.get(skey(t))
+        n = by_key.get(skey(t)) if isinstance(t, torch.Tensor) else None
         p = inputs[n] if n else None
         return n if p is not None and list(p.shape) == shape and p.dtype == torch.float32 \
             and p.is_contiguous() and t.storage_offset() == 0 else None

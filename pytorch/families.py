@@ -1397,12 +1397,12 @@ def _mha_norm(ops, inputs, y):
             or real[1].name not in ("aten._softmax.default", "aten._safe_softmax.default"):
         return None
     s1, sm, s2, lin2, res, ln = real
-    by_key = {skey(t): n for n, t in inputs.items()}
+    origin = _Origins(inputs)
     # x as the in-projection reads it: rows (seq, batch) of a copy of a
     # seq x batch x embd view of the input, or of the input itself
     xrows = mm.args[0] if mm.name == "aten.mm.default" else mm.args[1]
     xv = copied.get(skey(xrows), xrows)
-    xname = by_key.get(skey(xv))
+    xname = origin.get(xv)
     X = inputs[xname] if xname else None
     if X is None or X.dim() < 2 or xv.storage_offset() != 0:
         return None
@@ -1421,10 +1421,10 @@ def _mha_norm(ops, inputs, y):
     def param(t, shape):
         """The input t views, when that is a contiguous float32 tensor of this
         shape (the caller checks the view's strides)."""
-        n = by_key.get(skey(t)) if isinstance(t, torch.Tensor) else None
+        n = origin.get(t) if isinstance(t, torch.Tensor) else None
         p = inputs[n] if n else None
         return n if p is not None and list(p.shape) == shape and p.dtype == torch.float32 \
-            and p.is_contiguous() and t.storage_offset() == 0 else None
+            and p.is_contiguous() else None
 
     def linear(o, rows, n):
         """(weight, bias) of F.linear(rows, W, b) of n outputs as addmm o, or

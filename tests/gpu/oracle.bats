@@ -144,6 +144,38 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 		length == 2 and all(.[]; .bench.status == "incorrect")' out.jsonl
 }
 
+@test "attention's small (one launch in fp32 on the CUDA cores) is correct against the oracle in each of its nine configurations, causal and not, O's columns past 128 and keys over many steps; O not rescaled as the maximum grows, the causal diagonal a key late, or the last step of keys left out, is incorrect" {
+	moves=$(jq -nc '[[2, 4, 8][] as $w | [1, 2, 4][] as $r |
+		{id: "s\($w)x\($r)", moves: [{family: "attention", variant: "small", set: {WARPS: $w, RW: $r}}]}]')
+	for t in attention_causal attention_scaled attention_long; do
+		ktask --state "$I/$t" | jq -c --argjson m "$moves" '.memory.strategies = $m' | kgen -k 10 |
+			jq -c 'select(.candidate.variant == "small")'
+	done >good.jsonl
+	[ "$(jq -s 'map(.candidate.id) | unique | length' good.jsonl)" -eq 27 ]
+	# the long problem's keys take 94 steps of 32 at its size, one at its
+	# check sizes: the last step left out is caught at the benchmark size
+	jq -e '.params.kv_len > 32 * 90 and all(.check_params[]; .kv_len <= 32)' "$I/attention_long/task.json"
+	causal=$(jq -c 'select(.task.id == "attention_causal" and .candidate.defines == {WARPS: 4, RW: 2})' good.jsonl)
+	long=$(jq -c 'select(.task.id == "attention_long" and .candidate.defines == {WARPS: 4, RW: 2})' good.jsonl)
+	{
+		cat good.jsonl
+		jq -c '.candidate.source |= sub("acc\\[r\\]\\[j\\] \\*= alpha;"; "acc[r][j] *= 1.0f;")
+			| .candidate.id += "-norescale"' <<<"$causal"
+		jq -c '.candidate.source |= sub("key > row\\)"; "key > row + 1)") | .candidate.id += "-diagonal"' <<<"$causal"
+		jq -c '.candidate.source |= sub("k0 < kend; k0 \\+= 32"; "k0 < kend - (kend > 32 ? (kend - 1) % 32 + 1 : 0); k0 += 32")
+			| .candidate.id += "-laststep"' <<<"$long"
+	} | kcompile >c.jsonl
+	# two sources (causal or not) and the three twins'
+	jq -se 'length == 30 and (map(.candidate.source) | unique | length) == 5' c.jsonl
+	kbench -q <c.jsonl >out.jsonl
+	jq -c '{t: .task.id, id: .candidate.id[-10:], d: .candidate.defines, st: .bench.status, rel: .bench.rel_l2,
+		us: .bench.time_us.median, eager: .bench.oracle.eager_us, why: .bench.reason}' out.jsonl >&3
+	jq -se 'map(select(.candidate.id | test("-norescale|-diagonal|-laststep") | not)) |
+		length == 27 and all(.[]; .bench.status == "ok" and .bench.rel_l2 < 1e-6)' out.jsonl
+	jq -se 'map(select(.candidate.id | test("-norescale|-diagonal|-laststep"))) |
+		length == 3 and all(.[]; .bench.status == "incorrect")' out.jsonl
+}
+
 @test "the mha family: six configurations each, a causal block (a tril buffer mask; the scores' product asks more shared memory than the output's, which kbench must allow both), an unmasked one of odd heads and a ReLU one without projection, correct against the oracle" {
 	for t in mha_causal mha_heads mha_relu; do
 		ktask --state "$I/$t" | htg-select --db m.db | htg-retrieve --db m.db | kgen -k 6

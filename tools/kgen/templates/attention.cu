@@ -31,12 +31,8 @@
  * (attn_softmax reads none of their values) and the output's stops at the
  * last k-tile a block's rows attend to. */
 
-#define CAUSAL ({{causal}})
-/* the scale: a constant, times 1 / sqrt(head_dim) when scale_root */
-#define SM_SCALE ((float)({{scale}}))
-#define SCALE_ROOT ({{scale_root}})
+/* CAUSAL, SM_SCALE, SCALE_ROOT and attn_scale: attention_spec.cuh */
 #define P_EXP 13 /* P's scale exponent: 2^13 P is at most 8192, in fp16's range */
-#define ATT_NEG_INF __int_as_float(0xff800000)
 
 /* Grid (G, 3), 256 threads: block (b, o) writes the largest finite
  * magnitude of its share of Q (o 0, nq values), K (1) or V (2) to the
@@ -157,13 +153,6 @@ static __device__ __forceinline__ void attn_chunk(const float *s, long long q,
 #pragma unroll
 	for (int j = 0; j < 8; j++)
 		v[j] *= c; /* -inf stays -inf: c > 0 */
-}
-
-/* The scores' scale: the spec's constant, over the root of the head
- * dimension d when SCALE_ROOT. */
-static __device__ __forceinline__ float attn_scale(long long d)
-{
-	return SM_SCALE * (SCALE_ROOT ? 1.0f / sqrtf((float)d) : 1.0f);
 }
 
 /* A row of S as a warp walks it: matrix mat's row r, its scores at s,

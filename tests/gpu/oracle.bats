@@ -159,7 +159,7 @@ served() { for d in "$I"/*/; do [[ $(jq -r .family "$d/task.json") != none ]] &&
 	long=$(jq -c 'select(.task.id == "attention_long" and .candidate.defines == {WARPS: 4, RW: 2})' good.jsonl)
 	{
 		cat good.jsonl
-		jq -c '.candidate.source |= sub("acc\\[r\\]\\[j\\] \\*= alpha;"; "acc[r][j] *= 1.0f;")
+		jq -c '.candidate.source |= sub("fmaf\\(acc\\[r\\]\\[cc\\], alpha\\[r\\], part\\[r\\]\\[cc\\]\\)"; "acc[r][cc] + part[r][cc]")
 			| .candidate.id += "-norescale"' <<<"$causal"
 		jq -c '.candidate.source |= sub("key > row\\)"; "key > row + 1)") | .candidate.id += "-diagonal"' <<<"$causal"
 		jq -c '.candidate.source |= sub("k0 < kend; k0 \\+= 32"; "k0 < kend - (kend > 32 ? (kend - 1) % 32 + 1 : 0); k0 += 32")

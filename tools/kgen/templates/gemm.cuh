@@ -1,6 +1,6 @@
 /* gemm.cuh: what the gemm family's kernels share (gemm_tiled.cu and
  * gemm_wg.cu come after it, gemm_spec.cuh's macros before): the store of
- * a result through the bias and the epilogue, and cp.async. */
+ * a result through the bias and the epilogue (cp.async is tiles.cuh's). */
 
 /* The kernel takes the task's inputs last, in its order (x, W and, with
  * bias, b), so that the launch plan can pass them all as one list. */
@@ -47,36 +47,4 @@ static __device__ __forceinline__ void store_pair(float *crow, int sh,
 		if (col + 1 < N)
 			crow[col + 1] = finish(v1, sh, bias, row, col + 1);
 	}
-}
-
-/* ---- cp.async (gemm's tiled and wgf) ---- */
-
-/* Copies bytes (16 or 0) from global src to shared address dst,
- * zero-filling the rest of the 16 bytes, without waiting. */
-static __device__ __forceinline__ void cp_async16(unsigned dst, const void *src,
-	int bytes)
-{
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-		:: "r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-/* As cp_async16 for one float (bytes 4 or 0). */
-static __device__ __forceinline__ void cp_async4(unsigned dst, const void *src,
-	int bytes)
-{
-	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
-		:: "r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-/* Closes this thread's group of copies started since the last commit. */
-static __device__ __forceinline__ void cp_async_commit(void)
-{
-	asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-/* Waits until at most N of this thread's copy groups are in flight. */
-template <int N>
-static __device__ __forceinline__ void cp_async_wait(void)
-{
-	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }

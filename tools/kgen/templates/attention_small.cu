@@ -158,17 +158,17 @@ attn_small(float *__restrict__ o, const float *__restrict__ q,
 			for (int cc = 0; cc < SMALL_VC; cc++) {
 				const int col = cc * 32 + lane;
 
-				if (cc >= vc)
-					break;
-				const float *vj = vs + j * vd + col;
-				const float x0 = col < vd ? vj[0] : 0.0f, x1 = col < vd ? vj[vd] : 0.0f;
-				const float x2 = col < vd ? vj[2 * vd] : 0.0f, x3 = col < vd ? vj[3 * vd] : 0.0f;
+				if (cc < vc) {
+					const float *vj = vs + j * vd + col;
+					const float x0 = col < vd ? vj[0] : 0.0f, x1 = col < vd ? vj[vd] : 0.0f;
+					const float x2 = col < vd ? vj[2 * vd] : 0.0f, x3 = col < vd ? vj[3 * vd] : 0.0f;
 #pragma unroll
-				for (int r = 0; r < RW; r++) {
-					part[r][cc] = fmaf(p[r].x, x0, part[r][cc]);
-					part[r][cc] = fmaf(p[r].y, x1, part[r][cc]);
-					part[r][cc] = fmaf(p[r].z, x2, part[r][cc]);
-					part[r][cc] = fmaf(p[r].w, x3, part[r][cc]);
+					for (int r = 0; r < RW; r++) {
+						part[r][cc] = fmaf(p[r].x, x0, part[r][cc]);
+						part[r][cc] = fmaf(p[r].y, x1, part[r][cc]);
+						part[r][cc] = fmaf(p[r].z, x2, part[r][cc]);
+						part[r][cc] = fmaf(p[r].w, x3, part[r][cc]);
+					}
 				}
 			}
 		}

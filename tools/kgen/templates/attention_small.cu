@@ -30,10 +30,6 @@
 #define SMALL_VC 8 /* O's columns a lane holds: v_dim at most 256 */
 #define SMALL_LOG2E 1.4426950408889634f
 
-/* Grid cdiv(q_len, ROWS) x the batch's matrices, 32 WARPS threads,
- * dynamic shared memory for K's (32 x (hq + 1)), V's (32 x v_dim) and Q's
- * (ROWS x hq) rows and the probabilities (ROWS x 32), hq the head
- * dimension rounded up to 4. */
 /* Starts the copies of step k0's rows of K (32 x hq, rows hp apart) and
  * V (32 x vd) into ks and vs, zeros past kv_len and the head dimension. */
 static __device__ __forceinline__ void small_load(float *ks, float *vs,
@@ -54,7 +50,7 @@ static __device__ __forceinline__ void small_load(float *ks, float *vs,
 	cp_async_commit();
 }
 
-/* Grid cdiv(q_len, ROWS) x the batch's matrices, 32 WARPS threads,
+/* Grid cdiv(q_len, ROWS) times the batch's matrices, 32 WARPS threads,
  * dynamic shared memory for two steps' K (32 x (hq + 1)) and V (32 x
  * v_dim), Q's rows (ROWS x hq) and the probabilities (ROWS x 32), hq the
  * head dimension rounded up to 4. */

@@ -194,16 +194,22 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	"$htam" import -q --into imp scale_0.25.py scale_none.py >imp.jsonl
 	jq -e '.spec | .scale == 0.25 and .scale_root == false' imp/scale_0_25/task.json
 	jq -se '.[1] | .family == "none" and (.why | startswith("its scale is 0.013888"))' imp.jsonl
-	# the family starts at flash where the head and value dimensions are at
-	# most 128 (one tile of O's columns), else at wg, which writes the
-	# scores out
-	ktask --state "$O/attention_causal" | kgen -k 1 | jq -e '.candidate.variant == "flash"
+	# the family starts at small (one launch on the CUDA cores) where there
+	# are at most 2^18 scores, else at flash where the head and value
+	# dimensions are at most 128 (one tile of O's columns), else at wg,
+	# which writes the scores out
+	for t in attention_causal attention_scaled; do
+		ktask --state "$O/$t" | jq -e '(.task.spec.batch | tonumber) * .task.params.q_len * .task.params.kv_len <= 262144'
+		ktask --state "$O/$t" | kgen -k 1 | jq -e '.candidate.variant == "small"
+			and (.candidate.launch.launches | map(.kernel)) == ["attn_small"]'
+	done
+	ktask --state "$O/attention_long" | kgen -k 1 | jq -e '.candidate.variant == "flash"
 		and (.candidate.launch.launches | map(.kernel)) == ["attn_absmax", "attn_split", "attn_flash"]'
 	ktask --state "$O/attention_scaled" | jq -e '.task.params.v_dim > 128'
-	ktask --state "$O/attention_scaled" | kgen -k 1 | jq -e '.candidate.variant == "wg"'
-	# small (one launch on the CUDA cores) is a move away
-	ktask --state "$O/attention_scaled" | jq -c '.memory.strategies = [{id: "s", moves: [{family: "attention", variant: "small"}]}]' |
-		kgen -k 2 | jq -se 'map(.candidate.variant) == ["wg", "small"]
+	ktask --state "$O/attention_scaled" | jq -c '.task.spec.batch = "700"' | kgen -k 1 | jq -e '.candidate.variant == "wg"'
+	# small is a move away from flash
+	ktask --state "$O/attention_long" | jq -c '.memory.strategies = [{id: "s", moves: [{family: "attention", variant: "small"}]}]' |
+		kgen -k 2 | jq -se 'map(.candidate.variant) == ["flash", "small"]
 		and (.[1].candidate.launch.launches | map(.kernel)) == ["attn_small"]'
 	# a batch of more matrices than wg's grid has rows (wg refuses it) goes
 	# to small, whose grid is flat: a block per rows of each matrix

@@ -139,9 +139,9 @@ verdicts() {
 		ktask --state "$I/$t" | jq -c ".memory.strategies = $moves" | kgen -k 5 |
 			jq -c 'select(.candidate.variant == "flash")'
 	done >good.jsonl
-	# the family's start (flash at its defaults, a's) and the moves: all
-	# four on the causal problem; on the long one, c's three stages of two
-	# k-tiles do not fit shared memory
+	# the moves' flash (a's at flash's defaults, the long problem's start;
+	# the causal one starts at small): all four on the causal problem; on
+	# the long one, c's three stages of two k-tiles do not fit shared memory
 	n=$(jq -s 'map(.candidate.id) | unique | length' good.jsonl)
 	[ "$n" -ge 7 ] && [ "$n" -eq "$(wc -l <good.jsonl)" ]
 	jq -e '.params.kv_len > 64 * 40 and .params.head_dim > 64 and all(.check_params[]; .kv_len <= 64)' \

@@ -199,8 +199,9 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	# dimensions are at most 128 (one tile of O's columns), else at wg,
 	# which writes the scores out
 	for t in attention_causal attention_scaled; do
-		ktask --state "$O/$t" | jq -e '(.task.spec.batch | tonumber) * .task.params.q_len * .task.params.kv_len <= 262144'
-		ktask --state "$O/$t" | kgen -k 1 | jq -e '.candidate.variant == "small"
+		state=$(ktask --state "$O/$t")
+		jq -e '(.task.spec.batch | tonumber) * .task.params.q_len * .task.params.kv_len <= 262144' <<<"$state"
+		kgen -k 1 <<<"$state" | jq -e '.candidate.variant == "small"
 			and (.candidate.launch.launches | map(.kernel)) == ["attn_small"]'
 	done
 	ktask --state "$O/attention_long" | kgen -k 1 | jq -e '.candidate.variant == "flash"

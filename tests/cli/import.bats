@@ -195,17 +195,23 @@ why_of() { jq -r --arg f "$P/$1" 'select(.file == $f) | .why' "$BATS_FILE_TMPDIR
 	jq -e '.spec | .scale == 0.25 and .scale_root == false' imp/scale_0_25/task.json
 	jq -se '.[1] | .family == "none" and (.why | startswith("its scale is 0.013888"))' imp.jsonl
 	# the family starts at small (one launch on the CUDA cores) where there
-	# are at most 2^18 scores, else at flash where the head and value
-	# dimensions are at most 128 (one tile of O's columns), else at wg,
-	# which writes the scores out
+	# are at most 393216 (3 x 2^17) scores, else at flash where the head
+	# and value dimensions are at most 128 (one tile of O's columns), else
+	# at wg, which writes the scores out
 	for t in attention_causal attention_scaled; do
 		state=$(ktask --state "$O/$t")
-		jq -e '(.task.spec.batch | tonumber) * .task.params.q_len * .task.params.kv_len <= 262144' <<<"$state"
+		jq -e '(.task.spec.batch | tonumber) * .task.params.q_len * .task.params.kv_len <= 393216' <<<"$state"
 		kgen -k 1 <<<"$state" | jq -e '.candidate.variant == "small"
 			and (.candidate.launch.launches | map(.kernel)) == ["attn_small"]'
 	done
 	ktask --state "$O/attention_long" | kgen -k 1 | jq -e '.candidate.variant == "flash"
 		and (.candidate.launch.launches | map(.kernel)) == ["attn_absmax", "attn_split", "attn_flash"]'
+	# the cut as measured (bench/results/attention-sizes-gpu.md): 32 heads
+	# of 96 x 96 (294912 scores) small, of 112 x 112 (401408) flash
+	for n in 96:small 112:flash; do
+		ktask --state "$O/attention_long" | jq -c --argjson n "${n%:*}" '.task.params.q_len = $n | .task.params.kv_len = $n' |
+			kgen -k 1 | jq -e --arg v "${n#*:}" '.candidate.variant == $v'
+	done
 	ktask --state "$O/attention_scaled" | jq -e '.task.params.v_dim > 128'
 	ktask --state "$O/attention_scaled" | jq -c '.task.spec.batch = "700"' | kgen -k 1 | jq -e '.candidate.variant == "wg"'
 	# small is a move away from flash

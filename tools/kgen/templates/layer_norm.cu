@@ -22,35 +22,6 @@
  * float in registers), 16 bytes at most */
 typedef realv<VEC> ln_vec;
 
-static __device__ __forceinline__ double ln_warp_sum(double v)
-{
-#pragma unroll
-	for (int o = 16; o > 0; o /= 2)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
-
-/* The block's sums of a and b, in thread 0 (fixed order). */
-static __device__ __forceinline__ void ln_block_sum2(double &a, double &b)
-{
-	__shared__ double ln_a[BLOCK / 32], ln_b[BLOCK / 32];
-
-	a = ln_warp_sum(a);
-	b = ln_warp_sum(b);
-	if (threadIdx.x % 32 == 0) {
-		ln_a[threadIdx.x / 32] = a;
-		ln_b[threadIdx.x / 32] = b;
-	}
-	__syncthreads();
-	if (threadIdx.x == 0) {
-		a = b = 0.0;
-		for (int w = 0; w < BLOCK / 32; w++) {
-			a += ln_a[w];
-			b += ln_b[w];
-		}
-	}
-}
-
 /* Grid (rows*SPLIT): block k does share k % SPLIT of row k / SPLIT:
  * part[2k] = sum(x - x0), part[2k+1] = sum((x - x0)^2) over the share,
  * x0 the row's first value. The row's whole vectors are split evenly, its
@@ -105,7 +76,7 @@ ln_partial(const real *__restrict__ x, double *__restrict__ part, long long rows
 				}
 	}
 	double a = s1, q = s2;
-	ln_block_sum2(a, q);
+	block_sum2(a, q);
 	if (threadIdx.x == 0) {
 		part[2 * blockIdx.x] = a;
 		part[2 * blockIdx.x + 1] = q;
@@ -127,7 +98,7 @@ ln_stats(const real *__restrict__ x, const double *__restrict__ part,
 		a += part[2 * (row * SPLIT + i)];
 		q += part[2 * (row * SPLIT + i) + 1];
 	}
-	ln_block_sum2(a, q);
+	block_sum2(a, q);
 	if (threadIdx.x == 0) {
 		const double n = (double)cols;
 		const double m = a / n;

@@ -21,9 +21,7 @@
  * float in registers), 16 bytes at most */
 typedef realv<VEC> rl_vec;
 
-#define RL_LOG2E 1.4426950408889634f
 #define RL_LN2 0.69314718055994531f
-#define RL_NEG_INF __int_as_float(0xff800000)
 #define RL_GROUP (32 * WARPS_PER_ROW)
 #define RL_ROWS (BLOCK / RL_GROUP)
 
@@ -31,38 +29,8 @@ typedef realv<VEC> rl_vec;
 #error "BLOCK must be a multiple of 32 * WARPS_PER_ROW"
 #endif
 
-/* m: the max so far; s: the sum of exp(x - m). */
-struct rl_stat {
-	float m, s;
-};
-
-static __device__ __forceinline__ rl_stat rl_combine(rl_stat a, rl_stat b)
-{
-	float m = fmaxf(a.m, b.m);
-
-	if (m == RL_NEG_INF)
-		return a;
-	return {m, a.s * exp2f((a.m - m) * RL_LOG2E) + b.s * exp2f((b.m - m) * RL_LOG2E)};
-}
-
-template <int N>
-static __device__ __forceinline__ void rl_add(rl_stat &st, const float (&v)[N])
-{
-	float cm = v[0];
-#pragma unroll
-	for (int i = 1; i < N; i++)
-		cm = fmaxf(cm, v[i]);
-	const float m = fmaxf(st.m, cm);
-	if (m == RL_NEG_INF)
-		return;
-	const float ms = m * RL_LOG2E;
-	float s = st.s * exp2f(fmaf(st.m, RL_LOG2E, -ms));
-#pragma unroll
-	for (int i = 0; i < N; i++)
-		s += exp2f(fmaf(v[i], RL_LOG2E, -ms));
-	st.m = m;
-	st.s = s;
-}
+/* the running max and sum of exp (softmax.cuh) */
+typedef sm_stat rl_stat;
 
 static __device__ __forceinline__ void rl_add_vec(rl_stat &st, rl_vec v)
 {
@@ -70,7 +38,7 @@ static __device__ __forceinline__ void rl_add_vec(rl_stat &st, rl_vec v)
 #pragma unroll
 	for (int l = 0; l < VEC; l++)
 		a[l] = v.at(l);
-	rl_add(st, a);
+	sm_add(st, a);
 }
 
 static __device__ __forceinline__ rl_stat rl_warp_reduce(rl_stat st)
@@ -79,17 +47,9 @@ static __device__ __forceinline__ rl_stat rl_warp_reduce(rl_stat st)
 	for (int o = 16; o > 0; o /= 2) {
 		rl_stat t = {__shfl_xor_sync(0xffffffffu, st.m, o),
 			__shfl_xor_sync(0xffffffffu, st.s, o)};
-		st = rl_combine(st, t);
+		st = sm_combine(st, t);
 	}
 	return st;
-}
-
-static __device__ __forceinline__ double rl_warp_sum(double v)
-{
-#pragma unroll
-	for (int o = 16; o > 0; o /= 2)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
 }
 
 /* Grid (cdiv(rows, RL_ROWS)): group g of the block owns row
@@ -103,7 +63,7 @@ row_loss_rows(const real *__restrict__ x, const long long *__restrict__ target,
 	__shared__ double rl_loss[RL_ROWS];
 	const int g = threadIdx.x / RL_GROUP, t = threadIdx.x % RL_GROUP;
 	const long long row = (long long)blockIdx.x * RL_ROWS + g;
-	rl_stat st = {RL_NEG_INF, 0.0f};
+	rl_stat st = {SM_NEG_INF, 0.0f};
 	float xt = 0.0f;
 
 	if (row < rows) {
@@ -125,11 +85,11 @@ row_loss_rows(const real *__restrict__ x, const long long *__restrict__ target,
 
 		for (long long i = t; i < h; i += RL_GROUP) {
 			const float a[1] = {real_f(xr[i])};
-			rl_add(st, a);
+			sm_add(st, a);
 		}
 		for (long long i = h + nv * VEC + t; i < cols; i += RL_GROUP) {
 			const float a[1] = {real_f(xr[i])};
-			rl_add(st, a);
+			sm_add(st, a);
 		}
 		for (long long b = t; b < nv; b += (long long)RL_GROUP * UNROLL) {
 			rl_vec v[UNROLL];
@@ -144,7 +104,7 @@ row_loss_rows(const real *__restrict__ x, const long long *__restrict__ target,
 #pragma unroll
 					for (int l = 0; l < VEC; l++)
 						a[u * VEC + l] = v[u].at(l);
-				rl_add(st, a);
+				sm_add(st, a);
 			} else {
 #pragma unroll
 				for (int u = 0; u < UNROLL; u++)
@@ -160,7 +120,7 @@ row_loss_rows(const real *__restrict__ x, const long long *__restrict__ target,
 		__syncthreads();
 		if (t == 0)
 			for (int w = 1; w < WARPS_PER_ROW; w++)
-				st = rl_combine(st, rl_warps[threadIdx.x / 32 + w]);
+				st = sm_combine(st, rl_warps[threadIdx.x / 32 + w]);
 	}
 	if (t == 0) {
 		double loss = 0.0;
@@ -195,7 +155,7 @@ row_loss_mean(const double *__restrict__ part, real *__restrict__ loss,
 
 	for (long long i = threadIdx.x; i < n; i += BLOCK)
 		sum += part[i];
-	sum = rl_warp_sum(sum);
+	sum = warp_sum(sum);
 	if (threadIdx.x % 32 == 0)
 		rl_sums[threadIdx.x / 32] = sum;
 	__syncthreads();

@@ -45,21 +45,16 @@ typedef realv<VEC> rn_vec;
 #define CACHE_HINT 1
 #endif
 
-#define RN_LOG2E 1.4426950408889634f
-#define RN_NEG_INF __int_as_float(0xff800000)
-
 /* A row's statistic, or part of one. softmax: m the max so far and s the
- * sum of exp(x - m); a fold: s the fold so far. */
-struct rn_stat {
-	float m, s;
-};
+ * sum of exp(x - m) (softmax.cuh); a fold: s the fold so far. */
+typedef sm_stat rn_stat;
 
 static __device__ __forceinline__ rn_stat rn_identity()
 {
 #if RN_SOFTMAX
-	return {RN_NEG_INF, 0.0f};
+	return {SM_NEG_INF, 0.0f};
 #else
-	return {RN_NEG_INF, RN_IDENTITY};
+	return {SM_NEG_INF, RN_IDENTITY};
 #endif
 }
 
@@ -68,11 +63,7 @@ static __device__ __forceinline__ rn_stat rn_identity()
 static __device__ __forceinline__ rn_stat rn_combine(rn_stat a, rn_stat b)
 {
 #if RN_SOFTMAX
-	float m = fmaxf(a.m, b.m);
-
-	if (m == RN_NEG_INF)
-		return a;
-	return {m, a.s * exp2f((a.m - m) * RN_LOG2E) + b.s * exp2f((b.m - m) * RN_LOG2E)};
+	return sm_combine(a, b);
 #else
 	return {a.m, RN_COMBINE(a.s, b.s)};
 #endif
@@ -84,20 +75,7 @@ template <int N>
 static __device__ __forceinline__ void rn_add(rn_stat &st, const float (&v)[N])
 {
 #if RN_SOFTMAX
-	float cm = v[0];
-#pragma unroll
-	for (int i = 1; i < N; i++)
-		cm = fmaxf(cm, v[i]);
-	const float m = fmaxf(st.m, cm);
-	if (m == RN_NEG_INF)
-		return;
-	const float ms = m * RN_LOG2E;
-	float s = st.s * exp2f(fmaf(st.m, RN_LOG2E, -ms));
-#pragma unroll
-	for (int i = 0; i < N; i++)
-		s += exp2f(fmaf(v[i], RN_LOG2E, -ms));
-	st.m = m;
-	st.s = s;
+	sm_add(st, v);
 #else
 	float s = RN_IDENTITY;
 #pragma unroll
@@ -125,7 +103,7 @@ static __device__ __forceinline__ rn_out rn_finish(rn_stat st, long long cols)
 {
 #if RN_SOFTMAX
 	(void)cols;
-	return {st.m * RN_LOG2E, 1.0f / st.s, st.m, logf(st.s)};
+	return {st.m * SM_LOG2E, 1.0f / st.s, st.m, logf(st.s)};
 #else
 	const float v = st.s;
 	const float n = (float)cols;
@@ -138,7 +116,7 @@ static __device__ __forceinline__ float rn_apply(float x, rn_out o)
 {
 #if RN_SOFTMAX
 	const float m = o.m, rs = o.b, ls = o.ls, s = 1.0f / o.b;
-	const float e = exp2f(fmaf(x, RN_LOG2E, -o.a));
+	const float e = exp2f(fmaf(x, SM_LOG2E, -o.a));
 	(void)m, (void)rs, (void)ls, (void)s, (void)e;
 #else
 	const float v = o.b;

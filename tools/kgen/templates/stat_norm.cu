@@ -31,35 +31,6 @@
  * float in registers), 16 bytes at most */
 typedef realv<VEC> sn_vec;
 
-static __device__ __forceinline__ double sn_warp_sum(double v)
-{
-#pragma unroll
-	for (int o = 16; o > 0; o /= 2)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
-
-/* The block's sums of a and b, in thread 0 (fixed order). */
-static __device__ __forceinline__ void sn_block_sum2(double &a, double &b)
-{
-	__shared__ double sn_a[BLOCK / 32], sn_b[BLOCK / 32];
-
-	a = sn_warp_sum(a);
-	b = sn_warp_sum(b);
-	if (threadIdx.x % 32 == 0) {
-		sn_a[threadIdx.x / 32] = a;
-		sn_b[threadIdx.x / 32] = b;
-	}
-	__syncthreads();
-	if (threadIdx.x == 0) {
-		a = b = 0.0;
-		for (int w = 0; w < BLOCK / 32; w++) {
-			a += sn_a[w];
-			b += sn_b[w];
-		}
-	}
-}
-
 static __device__ __forceinline__ bool sn_vec_ok(const void *p, long long inner)
 {
 	return VEC == 1 || (inner % VEC == 0 &&
@@ -118,7 +89,7 @@ sn_partial(const real *__restrict__ x, double *__restrict__ part, long long oute
 		}
 	}
 	double a = s1, q = s2;
-	sn_block_sum2(a, q);
+	block_sum2(a, q);
 	if (threadIdx.x == 0) {
 		part[2 * blockIdx.x] = a;
 		part[2 * blockIdx.x + 1] = q;
@@ -281,7 +252,7 @@ sn_warp(const real *__restrict__ x, const real *__restrict__ w,
 			s2 = fmaf(d, d, s2);
 		}
 	}
-	const double a = sn_warp_sum(s1), q = sn_warp_sum(s2);
+	const double a = warp_sum(s1), q = warp_sum(s2);
 	const double n = (double)inner, m = a / n;
 	double var = q / n - m * m;
 

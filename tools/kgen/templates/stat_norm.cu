@@ -23,6 +23,9 @@
  * groups side by side a step. */
 #define VARIANT_{{variant}} 1
 #define SN_AFFINE {{affine}}
+/* warp: how many of its places a lane sums in float before the sums go
+ * into double */
+#define SN_RUN 64
 
 #if VEC != 1 && VEC != 2 && VEC != 4 && VEC != 8
 #error "VEC must be 1, 2, 4 or 8"
@@ -216,8 +219,9 @@ static __device__ __forceinline__ void sn_stream(const real *__restrict__ x,
 #if defined(VARIANT_warp)
 /* Grid (cdiv(groups, BLOCK / 32)), outer 1: warp w of block k normalises
  * group k * BLOCK / 32 + w, its inner values side by side: sums of the
- * values shifted by its first (float per lane, double across the warp),
- * then each value again (from cache), VEC at a time where aligned. */
+ * values shifted by its first (float over a lane's runs of SN_RUN places,
+ * double across the runs and the warp), then each value again (from
+ * cache), VEC at a time where aligned. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
 sn_warp(const real *__restrict__ x, const real *__restrict__ w,
 	const real *__restrict__ bias, real *__restrict__ y, long long groups,
@@ -225,7 +229,7 @@ sn_warp(const real *__restrict__ x, const real *__restrict__ w,
 {
 	const long long b = (long long)blockIdx.x * (BLOCK / 32) + threadIdx.x / 32;
 	const int lane = threadIdx.x % 32;
-	float s1 = 0.0f, s2 = 0.0f;
+	double a = 0.0, q = 0.0;
 
 	if (b >= groups)
 		return;
@@ -235,30 +239,43 @@ sn_warp(const real *__restrict__ x, const real *__restrict__ w,
 	const bool vec = sn_vec_ok(x, inner) && sn_vec_ok(y, inner);
 	const long long nv = inner / VEC;
 
-	if (vec) {
-		for (long long q = lane; q < nv; q += 32) {
-			const sn_vec v = rv_ldg(reinterpret_cast<const sn_vec *>(xg) + q);
+	/* a lane sums in float over runs of SN_RUN of its places, each run's
+	 * sums then into double: float alone over a group of 2^21 values (a
+	 * lane's 2^16) was off by 2e-5 (KernelBench 35) */
+	const long long n_of = vec ? nv : inner;
+
+	for (long long r0 = 0; r0 < n_of; r0 += 32 * SN_RUN) {
+		const long long r1 = min(n_of, r0 + 32 * SN_RUN);
+		float s1 = 0.0f, s2 = 0.0f;
+
+		if (vec) {
+			for (long long r = r0 + lane; r < r1; r += 32) {
+				const sn_vec v = rv_ldg(reinterpret_cast<const sn_vec *>(xg) + r);
 #pragma unroll
-			for (int l = 0; l < VEC; l++) {
-				const float d = v.at(l) - x0;
+				for (int l = 0; l < VEC; l++) {
+					const float d = v.at(l) - x0;
+					s1 += d;
+					s2 = fmaf(d, d, s2);
+				}
+			}
+		} else {
+			for (long long i = r0 + lane; i < r1; i += 32) {
+				const float d = real_ldg(xg + i) - x0;
 				s1 += d;
 				s2 = fmaf(d, d, s2);
 			}
 		}
-	} else {
-		for (long long i = lane; i < inner; i += 32) {
-			const float d = real_ldg(xg + i) - x0;
-			s1 += d;
-			s2 = fmaf(d, d, s2);
-		}
+		a += s1;
+		q += s2;
 	}
-	const double a = warp_sum(s1), q = warp_sum(s2);
-	const double n = (double)inner, m = a / n;
-	double var = q / n - m * m;
+	a = warp_sum(a);
+	q = warp_sum(q);
+	const double rn = 1.0 / (double)inner, m = a * rn;
+	double var = q * rn - m * m;
 
 	if (var < 0.0)
 		var = 0.0;
-	const float mean = (float)((double)x0 + m), rstd = (float)(1.0 / sqrt(var + (double)eps));
+	const float mean = (float)((double)x0 + m), rstd = (float)rsqrt(var + (double)eps);
 	if (vec) {
 		for (long long r = lane; r < nv; r += 32) {
 			sn_vec v = rv_ldg(reinterpret_cast<const sn_vec *>(xg) + r);

@@ -242,10 +242,10 @@ sn_warp(const real *__restrict__ x, const real *__restrict__ w,
 	/* a lane sums in float over runs of SN_RUN of its places, each run's
 	 * sums then into double: float alone over a group of 2^21 values (a
 	 * lane's 2^16) was off by 2e-5 (KernelBench 35) */
-	const long long n_of = vec ? nv : inner;
+	const long long places = vec ? nv : inner;
 
-	for (long long r0 = 0; r0 < n_of; r0 += 32 * SN_RUN) {
-		const long long r1 = min(n_of, r0 + 32 * SN_RUN);
+	for (long long r0 = 0; r0 < places; r0 += 32 * SN_RUN) {
+		const long long r1 = min(places, r0 + 32 * SN_RUN);
 		float s1 = 0.0f, s2 = 0.0f;
 
 		if (vec) {
@@ -270,6 +270,8 @@ sn_warp(const real *__restrict__ x, const real *__restrict__ w,
 	}
 	a = warp_sum(a);
 	q = warp_sum(q);
+	/* one reciprocal and rsqrt, not double divisions: ptxas spilled
+	 * around the divisions' calls at VEC 1 */
 	const double rn = 1.0 / (double)inner, m = a * rn;
 	double var = q * rn - m * m;
 
